@@ -1,0 +1,290 @@
+//! The Correction API: the contract between the crfix policy and crfix-llm-proxy.
+//!
+//! The policy asks for a correction with `kubernetes/get_resource` of a cluster-scoped
+//! `Correction` named by a token; the proxy decodes the token, calls the LLM and answers with a
+//! `Correction` object whose `status.content` is the model's answer.
+//!
+//! Token = `c1.` + base64url-without-padding(raw deflate(JSON [`CorrectionRequest`])).
+//! The same request always encodes to the same token, so answers are cacheable by token.
+
+use std::io::{Read, Write};
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+
+pub const GROUP: &str = "crfix.dev";
+pub const VERSION: &str = "v1alpha1";
+pub const API_VERSION: &str = "crfix.dev/v1alpha1";
+pub const KIND: &str = "Correction";
+pub const LIST_KIND: &str = "CorrectionList";
+pub const RESOURCE: &str = "corrections";
+pub const SINGULAR: &str = "correction";
+
+/// Version prefix of every token.
+pub const TOKEN_PREFIX: &str = "c1.";
+/// Default and documented maximum length of a token, in bytes (prefix included).
+pub const DEFAULT_MAX_TOKEN_BYTES: usize = 16 * 1024;
+/// Upper bound on the decompressed JSON: guards the proxy against deflate bombs.
+pub const MAX_DECODED_BYTES: usize = 256 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+/// What the policy asks the LLM: the chat messages and sampling limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CorrectionRequest {
+    pub messages: Vec<ChatMessage>,
+    pub max_tokens: u32,
+    pub temperature: f32,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TokenError {
+    #[error("token is {len} bytes, more than the limit of {max}")]
+    TooLarge { len: usize, max: usize },
+    #[error("token does not start with {TOKEN_PREFIX:?}")]
+    BadPrefix,
+    #[error("token is not base64url without padding")]
+    BadBase64,
+    #[error("token payload is not raw deflate data")]
+    BadDeflate,
+    #[error("token payload decompresses to more than {MAX_DECODED_BYTES} bytes")]
+    DecodedTooLarge,
+    #[error("token payload is not a valid correction request: {0}")]
+    BadJson(String),
+    #[error("correction request is invalid: {0}")]
+    Invalid(String),
+}
+
+impl CorrectionRequest {
+    /// Checks the request's own invariants (not its size).
+    pub fn check(&self) -> Result<(), TokenError> {
+        if self.messages.is_empty() {
+            return Err(TokenError::Invalid("no messages".into()));
+        }
+        if self.max_tokens == 0 || self.max_tokens > 32_768 {
+            return Err(TokenError::Invalid(format!(
+                "maxTokens {} is outside 1..=32768",
+                self.max_tokens
+            )));
+        }
+        if !(0.0..=2.0).contains(&self.temperature) {
+            return Err(TokenError::Invalid(format!(
+                "temperature {} is outside 0..=2",
+                self.temperature
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Encodes a request as a token. Deterministic: the same request gives the same token.
+pub fn encode_token(request: &CorrectionRequest) -> String {
+    let json = serde_json::to_vec(request).expect("a CorrectionRequest always serialises");
+    let mut encoder = flate2::write::DeflateEncoder::new(
+        Vec::with_capacity(json.len() / 2),
+        flate2::Compression::best(),
+    );
+    encoder
+        .write_all(&json)
+        .expect("writing to a Vec cannot fail");
+    let compressed = encoder.finish().expect("writing to a Vec cannot fail");
+    let mut token = String::with_capacity(TOKEN_PREFIX.len() + compressed.len() * 4 / 3 + 4);
+    token.push_str(TOKEN_PREFIX);
+    URL_SAFE_NO_PAD.encode_string(&compressed, &mut token);
+    token
+}
+
+/// Decodes and checks a token; `max_len` bounds the token itself.
+pub fn decode_token(token: &str, max_len: usize) -> Result<CorrectionRequest, TokenError> {
+    if token.len() > max_len {
+        return Err(TokenError::TooLarge {
+            len: token.len(),
+            max: max_len,
+        });
+    }
+    let body = token
+        .strip_prefix(TOKEN_PREFIX)
+        .ok_or(TokenError::BadPrefix)?;
+    let compressed = URL_SAFE_NO_PAD
+        .decode(body)
+        .map_err(|_| TokenError::BadBase64)?;
+    let mut json = Vec::new();
+    flate2::read::DeflateDecoder::new(compressed.as_slice())
+        .take(MAX_DECODED_BYTES as u64 + 1)
+        .read_to_end(&mut json)
+        .map_err(|_| TokenError::BadDeflate)?;
+    if json.len() > MAX_DECODED_BYTES {
+        return Err(TokenError::DecodedTooLarge);
+    }
+    let request: CorrectionRequest =
+        serde_json::from_slice(&json).map_err(|e| TokenError::BadJson(e.to_string()))?;
+    request.check()?;
+    Ok(request)
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CorrectionMetadata {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creation_timestamp: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CorrectionStatus {
+    /// The model's answer, verbatim.
+    pub content: String,
+    /// The model name the upstream reported.
+    #[serde(default)]
+    pub model: String,
+    /// Whether the proxy answered from its cache.
+    #[serde(default)]
+    pub cached: bool,
+    #[serde(default)]
+    pub finish_reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// The object the proxy serves at `/apis/crfix.dev/v1alpha1/corrections/{token}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Correction {
+    pub api_version: String,
+    pub kind: String,
+    pub metadata: CorrectionMetadata,
+    pub status: CorrectionStatus,
+}
+
+impl Correction {
+    pub fn new(token: &str, status: CorrectionStatus) -> Self {
+        Correction {
+            api_version: API_VERSION.to_string(),
+            kind: KIND.to_string(),
+            metadata: CorrectionMetadata {
+                name: token.to_string(),
+                creation_timestamp: None,
+            },
+            status,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> CorrectionRequest {
+        CorrectionRequest {
+            messages: vec![
+                ChatMessage {
+                    role: Role::System,
+                    content: "fix it".into(),
+                },
+                ChatMessage {
+                    role: Role::User,
+                    content: "{\"spec\":{}}".repeat(50),
+                },
+            ],
+            max_tokens: 512,
+            temperature: 0.0,
+        }
+    }
+
+    #[test]
+    fn round_trip_is_exact_and_deterministic() {
+        let token = encode_token(&sample());
+        assert!(token.starts_with(TOKEN_PREFIX));
+        assert_eq!(token, encode_token(&sample()));
+        assert!(token[3..]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+        assert_eq!(
+            decode_token(&token, DEFAULT_MAX_TOKEN_BYTES).unwrap(),
+            sample()
+        );
+    }
+
+    #[test]
+    fn different_requests_give_different_tokens() {
+        let mut other = sample();
+        other.max_tokens = 513;
+        assert_ne!(encode_token(&sample()), encode_token(&other));
+    }
+
+    #[test]
+    fn rejects_bad_tokens() {
+        let token = encode_token(&sample());
+        assert_eq!(decode_token("x1.abc", 100), Err(TokenError::BadPrefix));
+        assert_eq!(decode_token("c1.a+b/", 100), Err(TokenError::BadBase64));
+        assert_eq!(decode_token("c1.AAAA", 100), Err(TokenError::BadDeflate));
+        assert!(matches!(
+            decode_token(&token, 10),
+            Err(TokenError::TooLarge { max: 10, .. })
+        ));
+        let not_json = {
+            let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(b"hello").unwrap();
+            format!("c1.{}", URL_SAFE_NO_PAD.encode(e.finish().unwrap()))
+        };
+        assert!(matches!(
+            decode_token(&not_json, 1000),
+            Err(TokenError::BadJson(_))
+        ));
+    }
+
+    #[test]
+    fn rejects_deflate_bombs() {
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(&vec![b' '; MAX_DECODED_BYTES + 10]).unwrap();
+        let token = format!("c1.{}", URL_SAFE_NO_PAD.encode(e.finish().unwrap()));
+        assert!(token.len() < DEFAULT_MAX_TOKEN_BYTES);
+        assert_eq!(
+            decode_token(&token, DEFAULT_MAX_TOKEN_BYTES),
+            Err(TokenError::DecodedTooLarge)
+        );
+    }
+
+    #[test]
+    fn rejects_unknown_fields_and_bad_limits() {
+        let mut bad = sample();
+        bad.max_tokens = 0;
+        assert!(matches!(
+            decode_token(&encode_token(&bad), DEFAULT_MAX_TOKEN_BYTES),
+            Err(TokenError::Invalid(_))
+        ));
+        let json = br#"{"messages":[{"role":"user","content":"x"}],"maxTokens":5,"temperature":0,"apiKey":"x"}"#;
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(json).unwrap();
+        let token = format!("c1.{}", URL_SAFE_NO_PAD.encode(e.finish().unwrap()));
+        assert!(matches!(
+            decode_token(&token, 1000),
+            Err(TokenError::BadJson(_))
+        ));
+    }
+}

@@ -1,0 +1,216 @@
+//! Command-line flags and environment variables.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum JsonMode {
+    /// On for api.openai.com, off for any other endpoint.
+    Auto,
+    On,
+    Off,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Json,
+    Text,
+}
+
+/// crfix-llm-proxy: the aggregated API server (crfix.dev/v1alpha1 corrections) that holds the
+/// LLM API key and calls an OpenAI-compatible LLM for the crfix admission policy.
+///
+/// The API key is read from the OPENAI_API_KEY environment variable or from --api-key-file;
+/// it has no command-line flag, so it never shows in a process listing.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "crfix-llm-proxy", version, about, long_about = None)]
+pub struct Config {
+    /// Address to serve HTTPS on.
+    #[arg(long, env = "CRFIX_LISTEN", default_value = "0.0.0.0:8443")]
+    pub listen: SocketAddr,
+
+    /// PEM serving certificate (chain).
+    #[arg(long, env = "CRFIX_TLS_CERT_FILE")]
+    pub tls_cert_file: PathBuf,
+
+    /// PEM private key of the serving certificate.
+    #[arg(long, env = "CRFIX_TLS_PRIVATE_KEY_FILE")]
+    pub tls_private_key_file: PathBuf,
+
+    /// PEM CA bundle that client certificates must chain to (the API server's
+    /// request-header client CA).
+    #[arg(long, env = "CRFIX_REQUESTHEADER_CLIENT_CA_FILE")]
+    pub requestheader_client_ca_file: Option<PathBuf>,
+
+    /// Comma-separated client certificate common names allowed; empty allows any
+    /// certificate that chains to the request-header CA (as Kubernetes does).
+    #[arg(long, env = "CRFIX_REQUESTHEADER_ALLOWED_NAMES", value_delimiter = ',')]
+    pub requestheader_allowed_names: Vec<String>,
+
+    /// Read the request-header CA and allowed names from the ConfigMap
+    /// kube-system/extension-apiserver-authentication (in-cluster service account).
+    /// Explicit --requestheader-* flags take precedence.
+    #[arg(long, env = "CRFIX_AUTHENTICATION_FROM_CLUSTER")]
+    pub authentication_from_cluster: bool,
+
+    /// Do not ask for client certificates. For local use only: anyone who can reach the
+    /// port can spend the LLM budget.
+    #[arg(long, env = "CRFIX_INSECURE_SKIP_CLIENT_AUTH")]
+    pub insecure_skip_client_auth: bool,
+
+    /// OpenAI API base URL (used when LOCAL_LLM_URL is not set).
+    #[arg(
+        long,
+        env = "CRFIX_OPENAI_BASE_URL",
+        default_value = "https://api.openai.com/v1"
+    )]
+    pub openai_base_url: String,
+
+    /// Base URL of an OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama's /v1); takes
+    /// precedence over --openai-base-url, and the API key becomes optional.
+    #[arg(long, env = "LOCAL_LLM_URL")]
+    pub local_llm_url: Option<String>,
+
+    /// File holding the API key (a mounted Secret); re-read when it changes. Takes
+    /// precedence over OPENAI_API_KEY.
+    #[arg(long, env = "CRFIX_API_KEY_FILE")]
+    pub api_key_file: Option<PathBuf>,
+
+    /// Model name sent upstream.
+    #[arg(long, env = "CRFIX_MODEL", default_value = "gpt-4o-mini")]
+    pub model: String,
+
+    /// Ask for `response_format: {"type":"json_object"}`.
+    #[arg(long, env = "CRFIX_JSON_MODE", value_enum, default_value = "auto")]
+    pub json_mode: JsonMode,
+
+    /// Timeout of one upstream attempt.
+    #[arg(long, env = "CRFIX_UPSTREAM_TIMEOUT", value_parser = humantime::parse_duration, default_value = "15s")]
+    pub upstream_timeout: Duration,
+
+    /// Total time for one correction, retries included (keep it below the policy's timeout).
+    #[arg(long, env = "CRFIX_REQUEST_DEADLINE", value_parser = humantime::parse_duration, default_value = "20s")]
+    pub request_deadline: Duration,
+
+    /// Retries on upstream 429/5xx/timeouts/connection errors, inside the deadline.
+    #[arg(long, env = "CRFIX_MAX_RETRIES", default_value_t = 2)]
+    pub max_retries: u32,
+
+    /// Maximum number of cached answers.
+    #[arg(long, env = "CRFIX_CACHE_MAX_ENTRIES", default_value_t = 10_000)]
+    pub cache_max_entries: u64,
+
+    /// Maximum bytes of cached answers (tokens and contents).
+    #[arg(long, env = "CRFIX_CACHE_MAX_BYTES", default_value_t = 64 * 1024 * 1024)]
+    pub cache_max_bytes: u64,
+
+    /// Upstream calls per second (0 = unlimited); over it the proxy answers 429.
+    #[arg(long, env = "CRFIX_RATE_LIMIT", default_value_t = 5.0)]
+    pub rate_limit: f64,
+
+    /// Burst of upstream calls allowed above the rate.
+    #[arg(long, env = "CRFIX_RATE_BURST", default_value_t = 10)]
+    pub rate_burst: u32,
+
+    /// Upstream calls per UTC day (0 = unlimited).
+    #[arg(long, env = "CRFIX_DAILY_REQUEST_BUDGET", default_value_t = 10_000)]
+    pub daily_request_budget: u64,
+
+    /// LLM tokens (prompt + completion) per UTC day (0 = unlimited).
+    #[arg(long, env = "CRFIX_DAILY_TOKEN_BUDGET", default_value_t = 5_000_000)]
+    pub daily_token_budget: u64,
+
+    /// Consecutive upstream failures that open the circuit.
+    #[arg(long, env = "CRFIX_CIRCUIT_FAILURE_THRESHOLD", default_value_t = 5)]
+    pub circuit_failure_threshold: u32,
+
+    /// How long the circuit stays open before one probe is let through.
+    #[arg(long, env = "CRFIX_CIRCUIT_OPEN_DURATION", value_parser = humantime::parse_duration, default_value = "30s")]
+    pub circuit_open_duration: Duration,
+
+    /// Longest token (resource name) accepted; longer ones get 413.
+    #[arg(long, env = "CRFIX_MAX_TOKEN_BYTES", default_value_t = correction_api::DEFAULT_MAX_TOKEN_BYTES)]
+    pub max_token_bytes: usize,
+
+    /// Log format.
+    #[arg(long, env = "CRFIX_LOG_FORMAT", value_enum, default_value = "json")]
+    pub log_format: LogFormat,
+
+    /// Log filter (tracing EnvFilter syntax), e.g. `info` or `crfix_llm_proxy=debug`.
+    #[arg(long, env = "CRFIX_LOG", default_value = "info")]
+    pub log_level: String,
+
+    /// Time given to open connections to finish after SIGTERM/SIGINT.
+    #[arg(long, env = "CRFIX_SHUTDOWN_GRACE", value_parser = humantime::parse_duration, default_value = "10s")]
+    pub shutdown_grace: Duration,
+}
+
+impl Config {
+    /// The upstream base URL and whether it is a local (key optional) endpoint.
+    pub fn upstream_base(&self) -> (&str, bool) {
+        match &self.local_llm_url {
+            Some(url) if !url.trim().is_empty() => (url.trim_end_matches('/'), true),
+            _ => (self.openai_base_url.trim_end_matches('/'), false),
+        }
+    }
+
+    /// Whether to ask for JSON mode, resolving `auto`.
+    pub fn json_mode_enabled(&self) -> bool {
+        match self.json_mode {
+            JsonMode::On => true,
+            JsonMode::Off => false,
+            JsonMode::Auto => {
+                let (base, _) = self.upstream_base();
+                base.starts_with("https://api.openai.com/")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Config {
+        let mut all = vec![
+            "crfix-llm-proxy",
+            "--tls-cert-file",
+            "c",
+            "--tls-private-key-file",
+            "k",
+        ];
+        all.extend_from_slice(args);
+        Config::try_parse_from(all).unwrap()
+    }
+
+    #[test]
+    fn defaults_and_json_mode() {
+        let c = parse(&[]);
+        assert_eq!(c.listen.to_string(), "0.0.0.0:8443");
+        assert_eq!(c.max_token_bytes, correction_api::DEFAULT_MAX_TOKEN_BYTES);
+        assert!(c.json_mode_enabled());
+        let c = parse(&["--local-llm-url", "http://127.0.0.1:8080/v1/"]);
+        assert_eq!(c.upstream_base(), ("http://127.0.0.1:8080/v1", true));
+        assert!(!c.json_mode_enabled());
+        let c = parse(&["--local-llm-url", "http://x/v1", "--json-mode", "on"]);
+        assert!(c.json_mode_enabled());
+    }
+
+    #[test]
+    fn allowed_names_are_a_comma_list_and_durations_parse() {
+        let c = parse(&[
+            "--requestheader-allowed-names",
+            "front-proxy-client,aggregator",
+            "--request-deadline",
+            "1500ms",
+        ]);
+        assert_eq!(
+            c.requestheader_allowed_names,
+            ["front-proxy-client", "aggregator"]
+        );
+        assert_eq!(c.request_deadline, Duration::from_millis(1500));
+    }
+}

@@ -1,0 +1,190 @@
+//! Prometheus metrics. No label ever holds a token, a prompt or the API key.
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    pub outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    pub kind: String,
+}
+
+pub struct Metrics {
+    registry: Registry,
+    pub requests: Family<OutcomeLabels, Counter>,
+    pub request_duration: Histogram,
+    pub upstream_requests: Family<OutcomeLabels, Counter>,
+    pub upstream_duration: Histogram,
+    pub cache_hits: Counter,
+    pub cache_misses: Counter,
+    pub cache_entries: Gauge,
+    pub cache_bytes: Gauge,
+    pub shared_calls: Counter,
+    pub llm_tokens: Family<KindLabels, Counter>,
+    pub circuit_state: Gauge,
+    pub circuit_opened: Counter,
+    pub budget_requests_used: Gauge,
+    pub budget_tokens_used: Gauge,
+    pub key_reloads: Counter,
+    pub refused_connections: Family<OutcomeLabels, Counter>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::default();
+        let m = Metrics {
+            requests: Family::default(),
+            request_duration: Histogram::new(exponential_buckets(0.0005, 2.0, 18)),
+            upstream_requests: Family::default(),
+            upstream_duration: Histogram::new(exponential_buckets(0.01, 2.0, 14)),
+            cache_hits: Counter::default(),
+            cache_misses: Counter::default(),
+            cache_entries: Gauge::default(),
+            cache_bytes: Gauge::default(),
+            shared_calls: Counter::default(),
+            llm_tokens: Family::default(),
+            circuit_state: Gauge::default(),
+            circuit_opened: Counter::default(),
+            budget_requests_used: Gauge::default(),
+            budget_tokens_used: Gauge::default(),
+            key_reloads: Counter::default(),
+            refused_connections: Family::default(),
+            registry: Registry::default(),
+        };
+        registry.register(
+            "crfix_proxy_requests",
+            "Correction requests answered, by outcome",
+            m.requests.clone(),
+        );
+        registry.register(
+            "crfix_proxy_request_duration_seconds",
+            "Time to answer a correction request",
+            m.request_duration.clone(),
+        );
+        registry.register(
+            "crfix_proxy_upstream_requests",
+            "Upstream LLM attempts, by result",
+            m.upstream_requests.clone(),
+        );
+        registry.register(
+            "crfix_proxy_upstream_duration_seconds",
+            "Latency of one upstream LLM attempt",
+            m.upstream_duration.clone(),
+        );
+        registry.register(
+            "crfix_proxy_cache_hits",
+            "Answers served from the cache",
+            m.cache_hits.clone(),
+        );
+        registry.register(
+            "crfix_proxy_cache_misses",
+            "Correction requests not found in the cache",
+            m.cache_misses.clone(),
+        );
+        registry.register(
+            "crfix_proxy_cache_entries",
+            "Answers in the cache",
+            m.cache_entries.clone(),
+        );
+        registry.register(
+            "crfix_proxy_cache_bytes",
+            "Weight of the cache (bytes, at least cache-max-bytes / cache-max-entries per entry)",
+            m.cache_bytes.clone(),
+        );
+        registry.register(
+            "crfix_proxy_singleflight_shared",
+            "Requests that shared an identical in-flight upstream call",
+            m.shared_calls.clone(),
+        );
+        registry.register(
+            "crfix_proxy_llm_tokens",
+            "LLM tokens used, by kind (prompt, completion)",
+            m.llm_tokens.clone(),
+        );
+        registry.register(
+            "crfix_proxy_circuit_state",
+            "Circuit breaker state: 0 closed, 1 half-open, 2 open",
+            m.circuit_state.clone(),
+        );
+        registry.register(
+            "crfix_proxy_circuit_opened",
+            "Times the circuit opened",
+            m.circuit_opened.clone(),
+        );
+        registry.register(
+            "crfix_proxy_budget_requests_used",
+            "Upstream calls admitted today (UTC)",
+            m.budget_requests_used.clone(),
+        );
+        registry.register(
+            "crfix_proxy_budget_tokens_used",
+            "LLM tokens used today (UTC)",
+            m.budget_tokens_used.clone(),
+        );
+        registry.register(
+            "crfix_proxy_api_key_reloads",
+            "Times the API key file changed and was reloaded",
+            m.key_reloads.clone(),
+        );
+        registry.register(
+            "crfix_proxy_refused_connections",
+            "Connections or requests refused by client authentication, by reason",
+            m.refused_connections.clone(),
+        );
+        Metrics { registry, ..m }
+    }
+
+    pub fn count_request(&self, outcome: &str) {
+        self.requests
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.to_string(),
+            })
+            .inc();
+    }
+
+    pub fn count_upstream(&self, outcome: &str) {
+        self.upstream_requests
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.to_string(),
+            })
+            .inc();
+    }
+
+    pub fn count_refusal(&self, reason: &str) {
+        self.refused_connections
+            .get_or_create(&OutcomeLabels {
+                outcome: reason.to_string(),
+            })
+            .inc();
+    }
+
+    pub fn add_tokens(&self, prompt: u64, completion: u64) {
+        for (kind, n) in [("prompt", prompt), ("completion", completion)] {
+            self.llm_tokens
+                .get_or_create(&KindLabels { kind: kind.into() })
+                .inc_by(n);
+        }
+    }
+
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = encode(&mut out, &self.registry);
+        out
+    }
+}

@@ -1,0 +1,2 @@
+//! CEL `x-kubernetes-validations` rules.
+//! OWNER: validation engineer.

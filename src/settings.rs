@@ -1,0 +1,247 @@
+//! Policy settings, as given in the ClusterAdmissionPolicy (or `kwctl run --settings-json`).
+//!
+//! Unknown keys are an error: a misspelt setting must not silently fall back to a default.
+
+use kubewarden_policy_sdk::settings::Validatable;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// What crfix does with an invalid object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Mode {
+    /// Repair and mutate the object; every change is reported as a warning.
+    #[default]
+    Fix,
+    /// Reject; the message holds the proposed JSON Patch.
+    Suggest,
+    /// Reject with precise errors; no repair.
+    Validate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SchemaSourceKind {
+    /// Read the CustomResourceDefinition from the cluster (`kubernetes/get_resource`).
+    #[default]
+    Cluster,
+    /// Use the CRDs given in `crds`.
+    Inline,
+}
+
+/// What to do when crfix cannot decide (no schema, LLM down, nothing to repair).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Fallback {
+    Accept,
+    Reject,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct LlmSettings {
+    /// Ask the LLM (through crfix-llm-proxy) for what deterministic repair leaves.
+    pub enabled: bool,
+    /// Attempts per request, each with the errors of the previous candidate.
+    pub max_attempts: u32,
+    /// Maximum length of a Correction token (the compressed prompt).
+    pub max_token_bytes: usize,
+    /// apiVersion of the Correction kind served by crfix-llm-proxy.
+    pub correction_api_version: String,
+    /// Sampling limits sent with each request.
+    pub max_tokens: u32,
+    pub temperature: f32,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        LlmSettings {
+            enabled: false,
+            max_attempts: 2,
+            max_token_bytes: correction_api::DEFAULT_MAX_TOKEN_BYTES,
+            correction_api_version: correction_api::API_VERSION.to_string(),
+            max_tokens: 1024,
+            temperature: 0.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Settings {
+    pub mode: Mode,
+    pub schema_source: SchemaSourceKind,
+    /// Inline CustomResourceDefinition documents (`schemaSource: inline`). Kept raw: only the
+    /// CRD that matches a request is parsed in full.
+    pub crds: Vec<Box<RawValue>>,
+    /// No CRD, an unserved version or a failed host call: accept (the API server still
+    /// validates) or reject.
+    pub on_schema_unavailable: Fallback,
+    /// The object is invalid and crfix cannot repair it.
+    pub on_unfixable: Fallback,
+    /// The LLM is enabled but unavailable (proxy down, budget, timeout).
+    pub on_llm_unavailable: Fallback,
+    /// Only values under these pointers may change.
+    pub allowed_paths: Vec<String>,
+    /// Values under these pointers may never be added, changed or removed.
+    pub protected_paths: Vec<String>,
+    /// At most this many JSON Patch operations in one repair.
+    pub max_patch_operations: usize,
+    /// On UPDATE, put back immutable values (`self == oldSelf` rules) from the old object.
+    pub restore_immutable: bool,
+    /// Report and repair unknown fields (the API server prunes them before webhooks see
+    /// them, but `kwctl`, audit scans and preserve-unknown subtrees deliver them).
+    pub reject_unknown_fields: bool,
+    pub llm: LlmSettings,
+}
+
+pub const DEFAULT_MAX_PATCH_OPERATIONS: usize = 20;
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            mode: Mode::Fix,
+            schema_source: SchemaSourceKind::Cluster,
+            crds: Vec::new(),
+            on_schema_unavailable: Fallback::Accept,
+            on_unfixable: Fallback::Reject,
+            on_llm_unavailable: Fallback::Reject,
+            allowed_paths: vec!["/spec".to_string()],
+            protected_paths: vec!["/spec/serviceAccount".to_string()],
+            max_patch_operations: DEFAULT_MAX_PATCH_OPERATIONS,
+            restore_immutable: true,
+            reject_unknown_fields: true,
+            llm: LlmSettings::default(),
+        }
+    }
+}
+
+fn check_pointer(field: &str, pointer: &str) -> Result<(), String> {
+    if !pointer.starts_with('/') || pointer.len() < 2 || pointer.ends_with('/') {
+        return Err(format!(
+            "{field}: {pointer:?} is not a JSON pointer below the root (e.g. \"/spec\")"
+        ));
+    }
+    Ok(())
+}
+
+impl Validatable for Settings {
+    fn validate(&self) -> Result<(), String> {
+        if self.schema_source == SchemaSourceKind::Inline && self.crds.is_empty() {
+            return Err("crds: schemaSource is \"inline\" but no CRDs are given".into());
+        }
+        for (i, crd) in self.crds.iter().enumerate() {
+            crate::schema_source::check_inline_crd(crd.get())
+                .map_err(|e| format!("crds[{i}]: {e}"))?;
+        }
+        if self.allowed_paths.is_empty() {
+            return Err("allowedPaths: must name at least one path (e.g. \"/spec\")".into());
+        }
+        for p in &self.allowed_paths {
+            check_pointer("allowedPaths", p)?;
+            for forbidden in ["/apiVersion", "/kind", "/metadata"] {
+                if crate::pointer::is_under(p, forbidden) || crate::pointer::is_under(forbidden, p)
+                {
+                    return Err(format!(
+                        "allowedPaths: {p:?} would let crfix change {forbidden}, which it never changes"
+                    ));
+                }
+            }
+        }
+        for p in &self.protected_paths {
+            check_pointer("protectedPaths", p)?;
+        }
+        if self.max_patch_operations == 0 || self.max_patch_operations > 1000 {
+            return Err("maxPatchOperations: must be between 1 and 1000".into());
+        }
+        let llm = &self.llm;
+        if llm.max_attempts == 0 || llm.max_attempts > 5 {
+            return Err("llm.maxAttempts: must be between 1 and 5".into());
+        }
+        if !(512..=64 * 1024).contains(&llm.max_token_bytes) {
+            return Err("llm.maxTokenBytes: must be between 512 and 65536".into());
+        }
+        if llm.max_tokens == 0 || llm.max_tokens > 32_768 {
+            return Err("llm.maxTokens: must be between 1 and 32768".into());
+        }
+        if !(0.0..=2.0).contains(&llm.temperature) {
+            return Err("llm.temperature: must be between 0 and 2".into());
+        }
+        match llm.correction_api_version.split_once('/') {
+            Some((group, version))
+                if !group.is_empty() && !version.is_empty() && !version.contains('/') => {}
+            _ => {
+                return Err(format!(
+                    "llm.correctionApiVersion: {:?} is not of the form group/version",
+                    llm.correction_api_version
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parses settings JSON, naming the bad field in the error.
+pub fn parse(payload: &[u8]) -> Result<Settings, String> {
+    let de = &mut serde_json::Deserializer::from_slice(payload);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            format!("settings: {}", e.inner())
+        } else {
+            format!("settings.{path}: {}", e.inner())
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_safe() {
+        let s = parse(b"{}").unwrap();
+        assert_eq!(s.mode, Mode::Fix);
+        assert_eq!(s.allowed_paths, vec!["/spec"]);
+        assert!(s
+            .protected_paths
+            .contains(&"/spec/serviceAccount".to_string()));
+        assert!(!s.llm.enabled);
+        assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_that_name_the_key() {
+        let e = parse(br#"{"modee":"fix"}"#).unwrap_err();
+        assert!(e.contains("modee"), "{e}");
+        let e = parse(br#"{"llm":{"maxAttempt":3}}"#).unwrap_err();
+        assert!(e.contains("llm") && e.contains("maxAttempt"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_name_the_field() {
+        let e = parse(br#"{"llm":{"maxAttempts":"two"}}"#).unwrap_err();
+        assert!(e.starts_with("settings.llm.maxAttempts"), "{e}");
+        let e = parse(br#"{"mode":"repair"}"#).unwrap_err();
+        assert!(e.starts_with("settings.mode"), "{e}");
+    }
+
+    #[test]
+    fn semantic_checks_name_the_field() {
+        let s = parse(br#"{"schemaSource":"inline"}"#).unwrap();
+        assert!(s.validate().unwrap_err().starts_with("crds"));
+        let s = parse(br#"{"allowedPaths":["/metadata/labels"]}"#).unwrap();
+        assert!(s.validate().unwrap_err().starts_with("allowedPaths"));
+        let s = parse(br#"{"allowedPaths":["/"]}"#).unwrap();
+        assert!(s.validate().unwrap_err().starts_with("allowedPaths"));
+        let s = parse(br#"{"protectedPaths":["spec"]}"#).unwrap();
+        assert!(s.validate().unwrap_err().starts_with("protectedPaths"));
+        let s = parse(br#"{"llm":{"maxAttempts":0}}"#).unwrap();
+        assert!(s.validate().unwrap_err().starts_with("llm.maxAttempts"));
+        let s = parse(br#"{"llm":{"correctionApiVersion":"v1"}}"#).unwrap();
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .starts_with("llm.correctionApiVersion"));
+    }
+}

@@ -4,12 +4,14 @@
 //! settings → schema source → validation (structural + CEL) → deterministic repair →
 //! LLM correction → guardrails → response.
 
+pub mod answer;
 pub mod cel_rules;
 pub mod guardrails;
 pub mod host;
 pub mod llm;
 pub mod pipeline;
 pub mod pointer;
+pub mod prompt;
 pub mod repair;
 pub mod request;
 pub mod response;

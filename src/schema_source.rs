@@ -1,11 +1,15 @@
 //! Stage 2: find the `openAPIV3Schema` for the request's group/version/kind.
-//! OWNER: validation engineer. (stub signatures; replace the bodies)
+//!
+//! A CRD is read lightly: group, names and each version's name and `served` flag; only the
+//! schema of the matching version is parsed into a `Value`.
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::host::Host;
+use crate::host::{GetResourceRequest, Host};
 use crate::request::AdmissionRequest;
-use crate::settings::Settings;
+use crate::settings::{SchemaSourceKind, Settings};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SchemaError {
@@ -21,16 +25,410 @@ pub enum SchemaError {
     Malformed { crd: String, message: String },
 }
 
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LightCrd<'a> {
+    #[serde(default)]
+    api_version: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(borrow)]
+    spec: Option<LightSpec<'a>>,
+}
+
+#[derive(Deserialize)]
+struct LightSpec<'a> {
+    #[serde(default)]
+    group: String,
+    #[serde(default)]
+    names: LightNames,
+    #[serde(default, borrow)]
+    versions: Vec<LightVersion<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+struct LightNames {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    plural: String,
+}
+
+#[derive(Deserialize)]
+struct LightVersion<'a> {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    served: bool,
+    #[serde(default, borrow)]
+    schema: Option<LightSchema<'a>>,
+}
+
+#[derive(Deserialize)]
+struct LightSchema<'a> {
+    #[serde(rename = "openAPIV3Schema", borrow)]
+    open_api_v3_schema: Option<&'a RawValue>,
+}
+
+fn parse_light(raw: &str) -> Result<LightCrd<'_>, String> {
+    serde_json::from_str(raw).map_err(|e| e.to_string())
+}
+
+fn crd_name(spec: &LightSpec) -> String {
+    format!("{}.{}", spec.names.plural, spec.group)
+}
+
 /// Checks one inline CRD document from the settings (cheaply: no full schema walk).
-pub fn check_inline_crd(_raw: &str) -> Result<(), String> {
+pub fn check_inline_crd(raw: &str) -> Result<(), String> {
+    let crd = parse_light(raw).map_err(|e| format!("not a CustomResourceDefinition: {e}"))?;
+    if crd.kind.as_deref() != Some("CustomResourceDefinition") {
+        return Err(format!(
+            "kind is {:?}, expected \"CustomResourceDefinition\"",
+            crd.kind.unwrap_or_default()
+        ));
+    }
+    if let Some(av) = crd.api_version.as_deref() {
+        if !av.starts_with("apiextensions.k8s.io/") {
+            return Err(format!(
+                "apiVersion is {av:?}, expected \"apiextensions.k8s.io/v1\""
+            ));
+        }
+    }
+    let spec = crd.spec.ok_or("spec is missing")?;
+    if spec.group.is_empty() {
+        return Err("spec.group is missing".into());
+    }
+    if spec.names.kind.is_empty() {
+        return Err("spec.names.kind is missing".into());
+    }
+    if spec.versions.is_empty() {
+        return Err("spec.versions is empty".into());
+    }
+    for (i, v) in spec.versions.iter().enumerate() {
+        if v.name.is_empty() {
+            return Err(format!("spec.versions[{i}].name is missing"));
+        }
+    }
+    if !spec.versions.iter().any(|v| {
+        v.schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema)
+            .is_some_and(|s| s.get().trim_start().starts_with('{'))
+    }) {
+        return Err(format!(
+            "no version of {} has a schema.openAPIV3Schema object",
+            spec.names.kind
+        ));
+    }
     Ok(())
 }
 
 /// The schema for the request, from the cluster or the inline CRDs per `settings.schemaSource`.
 pub fn load_schema(
-    _settings: &Settings,
-    _request: &AdmissionRequest,
-    _host: &dyn Host,
+    settings: &Settings,
+    request: &AdmissionRequest,
+    host: &dyn Host,
 ) -> Result<Value, SchemaError> {
-    Err(SchemaError::NotFound("stub".into()))
+    let group = if request.kind.group.is_empty() {
+        request.resource.group.as_str()
+    } else {
+        request.kind.group.as_str()
+    };
+    let version = if request.kind.version.is_empty() {
+        request.resource.version.as_str()
+    } else {
+        request.kind.version.as_str()
+    };
+    match settings.schema_source {
+        SchemaSourceKind::Inline => {
+            let wanted = if request.kind.kind.is_empty() {
+                format!("{}.{group}", request.resource.resource)
+            } else {
+                format!("{}.{group}", request.kind.kind)
+            };
+            for raw in &settings.crds {
+                let Ok(crd) = parse_light(raw.get()) else {
+                    continue;
+                };
+                let Some(spec) = crd.spec else { continue };
+                let matches = spec.group == group
+                    && if request.kind.kind.is_empty() {
+                        spec.names.plural == request.resource.resource
+                    } else {
+                        spec.names.kind == request.kind.kind
+                    };
+                if matches {
+                    return schema_of(&spec, version);
+                }
+            }
+            Err(SchemaError::NotFound(format!(
+                "{wanted} (no inline CRD in the settings matches group {group:?} and kind {:?})",
+                request.kind.kind
+            )))
+        }
+        SchemaSourceKind::Cluster => {
+            let name = format!("{}.{group}", request.resource.resource);
+            if request.resource.resource.is_empty() || group.is_empty() {
+                return Err(SchemaError::NotFound(format!(
+                    "{name} (the request names no resource and group; core kinds have no CRD)"
+                )));
+            }
+            let answer = host
+                .get_resource(&GetResourceRequest {
+                    api_version: "apiextensions.k8s.io/v1".into(),
+                    kind: "CustomResourceDefinition".into(),
+                    name: name.clone(),
+                    namespace: None,
+                    disable_cache: false,
+                    field_masks: Some(vec![
+                        "spec.group".into(),
+                        "spec.names".into(),
+                        "spec.versions".into(),
+                    ]),
+                })
+                .map_err(|message| host_error(&name, message))?;
+            let text = std::str::from_utf8(&answer).map_err(|e| SchemaError::Malformed {
+                crd: name.clone(),
+                message: format!("the answer is not UTF-8: {e}"),
+            })?;
+            let crd = parse_light(text).map_err(|message| SchemaError::Malformed {
+                crd: name.clone(),
+                message,
+            })?;
+            let spec = crd.spec.ok_or_else(|| SchemaError::Malformed {
+                crd: name.clone(),
+                message: "spec is missing".into(),
+            })?;
+            schema_of(&spec, version)
+        }
+    }
+}
+
+/// A failed host call: `NotFound` when the API server said 404, else `HostCall`.
+fn host_error(crd: &str, message: String) -> SchemaError {
+    let lower = message.to_ascii_lowercase();
+    // kube-rs renders a 404 as `ApiError: ... "<name>" not found: NotFound (ErrorResponse {
+    // ..., reason: "NotFound", code: 404 })`; policy-server passes that text through.
+    if lower.contains("not found") || lower.contains("notfound") || lower.contains("code: 404") {
+        SchemaError::NotFound(crd.to_string())
+    } else {
+        SchemaError::HostCall {
+            crd: crd.to_string(),
+            message,
+        }
+    }
+}
+
+fn schema_of(spec: &LightSpec, version: &str) -> Result<Value, SchemaError> {
+    let crd = crd_name(spec);
+    let Some(v) = spec.versions.iter().find(|v| v.name == version) else {
+        return Err(SchemaError::VersionNotServed {
+            crd,
+            version: version.to_string(),
+        });
+    };
+    if !v.served {
+        return Err(SchemaError::VersionNotServed {
+            crd,
+            version: version.to_string(),
+        });
+    }
+    let raw = v
+        .schema
+        .as_ref()
+        .and_then(|s| s.open_api_v3_schema)
+        .ok_or_else(|| SchemaError::NoSchema(crd.clone()))?;
+    let schema: Value = serde_json::from_str(raw.get()).map_err(|e| SchemaError::Malformed {
+        crd: crd.clone(),
+        message: format!("openAPIV3Schema: {e}"),
+    })?;
+    if !schema.is_object() {
+        return Err(SchemaError::Malformed {
+            crd,
+            message: "openAPIV3Schema is not an object".into(),
+        });
+    }
+    Ok(schema)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::FnHost;
+    use crate::request::{GroupVersionKind, GroupVersionResource};
+    use std::cell::RefCell;
+
+    const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/e2e-tests/fixtures/crds");
+
+    fn fixture_json(name: &str) -> String {
+        let text = std::fs::read_to_string(format!("{FIXTURES}/{name}")).expect("fixture");
+        let value: Value = serde_yaml_ng::from_str(&text).expect("yaml");
+        serde_json::to_string(&value).expect("json")
+    }
+
+    fn request(group: &str, version: &str, kind: &str, resource: &str) -> AdmissionRequest {
+        AdmissionRequest {
+            kind: GroupVersionKind {
+                group: group.into(),
+                version: version.into(),
+                kind: kind.into(),
+            },
+            resource: GroupVersionResource {
+                group: group.into(),
+                version: version.into(),
+                resource: resource.into(),
+            },
+            operation: "CREATE".into(),
+            ..Default::default()
+        }
+    }
+
+    fn ce(version: &str) -> AdmissionRequest {
+        request(
+            "olm.operatorframework.io",
+            version,
+            "ClusterExtension",
+            "clusterextensions",
+        )
+    }
+
+    fn inline(docs: &[&str]) -> Settings {
+        Settings {
+            schema_source: SchemaSourceKind::Inline,
+            crds: docs
+                .iter()
+                .map(|d| RawValue::from_string(fixture_json(d)).expect("raw"))
+                .collect(),
+            ..Settings::default()
+        }
+    }
+
+    fn no_host() -> FnHost<impl Fn(&GetResourceRequest) -> Result<Vec<u8>, String>> {
+        FnHost(|_: &GetResourceRequest| Err("no host in this test".to_string()))
+    }
+
+    #[test]
+    fn inline_crds_match_group_kind_and_version() {
+        let s = inline(&[
+            "widgets.example.com.yaml",
+            "clusterextensions.olm.operatorframework.io.v1.yaml",
+        ]);
+        let schema = load_schema(&s, &ce("v1"), &no_host()).unwrap();
+        assert!(schema.pointer("/properties/spec/properties/namespace").is_some());
+        let widget = request("example.com", "v1beta1", "Widget", "widgets");
+        let schema = load_schema(&s, &widget, &no_host()).unwrap();
+        assert_eq!(schema.pointer("/properties/spec/required/0"), Some(&"size".into()));
+        let v0 = request("example.com", "v0", "Widget", "widgets");
+        assert!(matches!(
+            load_schema(&s, &v0, &no_host()),
+            Err(SchemaError::VersionNotServed { .. })
+        ));
+        let v9 = request("example.com", "v9", "Widget", "widgets");
+        assert!(matches!(
+            load_schema(&s, &v9, &no_host()),
+            Err(SchemaError::VersionNotServed { .. })
+        ));
+        let other = request("example.com", "v1", "Gadget", "gadgets");
+        assert!(matches!(
+            load_schema(&s, &other, &no_host()),
+            Err(SchemaError::NotFound(_))
+        ));
+        // v1alpha1 is only in the v1alpha1 fixture.
+        assert!(matches!(
+            load_schema(&s, &ce("v1alpha1"), &no_host()),
+            Err(SchemaError::VersionNotServed { .. })
+        ));
+        let s = inline(&["clusterextensions.olm.operatorframework.io.v1alpha1.yaml"]);
+        let schema = load_schema(&s, &ce("v1alpha1"), &no_host()).unwrap();
+        assert!(schema
+            .pointer("/properties/spec/properties/install/properties/namespace")
+            .is_some());
+    }
+
+    #[test]
+    fn inline_check_names_what_is_wrong() {
+        for f in [
+            "widgets.example.com.yaml",
+            "clusterextensions.olm.operatorframework.io.v1.yaml",
+            "clusterextensions.olm.operatorframework.io.v1alpha1.yaml",
+        ] {
+            assert_eq!(check_inline_crd(&fixture_json(f)), Ok(()), "{f}");
+        }
+        let e = check_inline_crd(r#"{"kind":"ConfigMap"}"#).unwrap_err();
+        assert!(e.contains("CustomResourceDefinition"), "{e}");
+        let e = check_inline_crd(r#"{"kind":"CustomResourceDefinition","spec":{"names":{"kind":"A"},"versions":[]}}"#).unwrap_err();
+        assert!(e.contains("spec.group"), "{e}");
+        let e = check_inline_crd(r#"{"kind":"CustomResourceDefinition","spec":{"group":"g","names":{"kind":"A"},"versions":[{"name":"v1","served":true}]}}"#).unwrap_err();
+        assert!(e.contains("openAPIV3Schema"), "{e}");
+        let e = check_inline_crd("[1,2]").unwrap_err();
+        assert!(e.contains("not a CustomResourceDefinition"), "{e}");
+    }
+
+    #[test]
+    fn cluster_source_asks_for_the_crd_by_name() {
+        let crd = fixture_json("clusterextensions.olm.operatorframework.io.v1.yaml");
+        let seen = RefCell::new(Vec::new());
+        let host = FnHost(|r: &GetResourceRequest| {
+            seen.borrow_mut().push(r.clone());
+            Ok(crd.clone().into_bytes())
+        });
+        let schema = load_schema(&Settings::default(), &ce("v1"), &host).unwrap();
+        assert!(schema.pointer("/properties/spec").is_some());
+        let seen = seen.borrow();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].name, "clusterextensions.olm.operatorframework.io");
+        assert_eq!(seen[0].kind, "CustomResourceDefinition");
+        assert_eq!(seen[0].api_version, "apiextensions.k8s.io/v1");
+        assert_eq!(seen[0].namespace, None);
+        assert!(!seen[0].disable_cache);
+    }
+
+    #[test]
+    fn cluster_source_errors() {
+        let s = Settings::default();
+        let not_found = FnHost(|_: &GetResourceRequest| {
+            Err(r#"ApiError: customresourcedefinitions.apiextensions.k8s.io "x" not found: NotFound"#.to_string())
+        });
+        assert_eq!(
+            load_schema(&s, &ce("v1"), &not_found),
+            Err(SchemaError::NotFound(
+                "clusterextensions.olm.operatorframework.io".into()
+            ))
+        );
+        let refused = FnHost(|_: &GetResourceRequest| Err("connection refused".to_string()));
+        assert!(matches!(
+            load_schema(&s, &ce("v1"), &refused),
+            Err(SchemaError::HostCall { message, .. }) if message == "connection refused"
+        ));
+        let garbage = FnHost(|_: &GetResourceRequest| Ok(b"<html>".to_vec()));
+        assert!(matches!(
+            load_schema(&s, &ce("v1"), &garbage),
+            Err(SchemaError::Malformed { .. })
+        ));
+        let binary = FnHost(|_: &GetResourceRequest| Ok(vec![0xff, 0xfe]));
+        assert!(matches!(
+            load_schema(&s, &ce("v1"), &binary),
+            Err(SchemaError::Malformed { .. })
+        ));
+        let crd = fixture_json("widgets.example.com.yaml");
+        let widgets = FnHost(move |_: &GetResourceRequest| Ok(crd.clone().into_bytes()));
+        assert!(matches!(
+            load_schema(&s, &request("example.com", "v0", "Widget", "widgets"), &widgets),
+            Err(SchemaError::VersionNotServed { .. })
+        ));
+        let no_schema = FnHost(|_: &GetResourceRequest| {
+            Ok(br#"{"spec":{"group":"example.com","names":{"kind":"Widget","plural":"widgets"},"versions":[{"name":"v1","served":true}]}}"#.to_vec())
+        });
+        assert!(matches!(
+            load_schema(&s, &request("example.com", "v1", "Widget", "widgets"), &no_schema),
+            Err(SchemaError::NoSchema(_))
+        ));
+        let bad_schema = FnHost(|_: &GetResourceRequest| {
+            Ok(br#"{"spec":{"group":"example.com","names":{"kind":"Widget","plural":"widgets"},"versions":[{"name":"v1","served":true,"schema":{"openAPIV3Schema":"nope"}}]}}"#.to_vec())
+        });
+        assert!(matches!(
+            load_schema(&s, &request("example.com", "v1", "Widget", "widgets"), &bad_schema),
+            Err(SchemaError::Malformed { .. })
+        ));
+    }
 }

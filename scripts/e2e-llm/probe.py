@@ -465,6 +465,25 @@ def load_cases(selected):
     return out
 
 
+def summarize(path):
+    """Per variant: pass rate, median wall latency, median tokens, and the latency the same tokens
+    take on an idle 2-core machine (120 prompt tok/s, 13 output tok/s, measured uncontended)."""
+    import statistics
+    rows = {}
+    with open(path) as fh:
+        for line in fh:
+            r = json.loads(line)
+            rows.setdefault(r["variant"], []).append(r)
+    print("| variant | cases | pass | fenced | median s (wall) | median prompt tok | median completion tok | est. idle s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for v, rs in rows.items():
+        med = lambda k: statistics.median(r[k] or 0 for r in rs)  # noqa: E731
+        est = statistics.median((r["prompt_tokens"] or 0) / 120 + (r["completion_tokens"] or 0) / 13 for r in rs)
+        print(f"| {v} | {len(rs)} | {sum(r['ok'] for r in rs)} | {sum(r['shape']['fenced'] for r in rs)} | "
+              f"{med('secs'):.1f} | {med('prompt_tokens'):.0f} | {med('completion_tokens'):.0f} | {est:.1f} |")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", default=os.environ.get("LOCAL_LLM_URL", "http://127.0.0.1:18080/v1"))
@@ -476,7 +495,10 @@ def main():
     ap.add_argument("--json-mode", action="store_true", help="send response_format json_object")
     ap.add_argument("--out", default="")
     ap.add_argument("--print-prompt", action="store_true")
+    ap.add_argument("--summarize", default="", help="print a per-variant summary of a --out file and exit")
     a = ap.parse_args()
+    if a.summarize:
+        return summarize(a.summarize)
     extra = {"response_format": {"type": "json_object"}} if a.json_mode else {}
     cases = load_cases([s for s in a.cases.split(",") if s])
     out = open(a.out, "a") if a.out else None

@@ -1,0 +1,98 @@
+# crfix — build, run, test.
+#
+#   make run     set up, build, and evaluate the sample ClusterExtensions (README's first command)
+#   make test    set up, build the .wasm once, fmt + clippy, unit and e2e tests (README's second)
+#
+# Cluster targets (deploy, undeploy, push, annotate, demo) live in mk/cluster.mk and the LLM
+# end-to-end target in mk/e2e-llm.mk; both are included at the end.
+
+SHELL := /usr/bin/env bash
+.DEFAULT_GOAL := help
+
+CARGO ?= cargo
+WASM_TARGET := wasm32-wasip1
+# The Makefile always uses the workspace's own ./target (simple on a fresh clone).
+TARGET_DIR := $(CURDIR)/target
+POLICY_WASM := $(TARGET_DIR)/$(WASM_TARGET)/release/crfix_policy.wasm
+NOOP_WASM := $(TARGET_DIR)/$(WASM_TARGET)/release/crfix_noop_policy.wasm
+# The evaluator uses the dev profile: it shares the wasmtime build with `cargo test`
+# (dependencies are optimised in dev, see the root Cargo.toml).
+CRFIX_EVAL := $(TARGET_DIR)/debug/crfix-eval
+CE_CRD := e2e-tests/fixtures/crds/clusterextensions.olm.operatorframework.io.v1.yaml
+REQUESTS := e2e-tests/requests
+
+export CARGO_TARGET_DIR := $(TARGET_DIR)
+export CRFIX_POLICY_WASM := $(POLICY_WASM)
+export CRFIX_NOOP_WASM := $(NOOP_WASM)
+
+.PHONY: help setup build build-wasm build-eval build-proxy run test e2e-tests bench fmt lint \
+	clippy fmt-check clean
+
+help:
+	@echo "make run        set up, build, evaluate the sample ClusterExtensions (validate, fix, valid)"
+	@echo "make test       set up, build the policy .wasm, fmt check, clippy, all tests"
+	@echo "make build      policy .wasm (release), no-op .wasm, crfix-llm-proxy (release), crfix-eval"
+	@echo "make e2e-tests  the e2e crate's tests (+ kwctl tests when kwctl is on PATH)"
+	@echo "make bench      evaluations per second through the .wasm, against the no-op policy"
+	@echo "make fmt | lint | clean | setup"
+
+setup:
+	@scripts/setup.sh
+
+# One cargo invocation builds both modules (the no-op one is tiny).
+build-wasm:
+	$(CARGO) build --release --target $(WASM_TARGET) -p crfix-policy -p crfix-noop-policy
+	@ls -l $(POLICY_WASM) $(NOOP_WASM)
+
+build-eval:
+	$(CARGO) build -p crfix-e2e-tests --bin crfix-eval
+
+build-proxy:
+	$(CARGO) build --release -p crfix-llm-proxy
+
+build: setup build-wasm build-proxy build-eval
+
+# Exit code 1 (rejected) is an expected outcome here; 2 (error) is not.
+define eval
+	@echo; echo "=== $(1)"; echo "\$$ crfix-eval $(2)"; \
+	$(CRFIX_EVAL) $(2); rc=$$?; if [ $$rc -gt 1 ]; then exit $$rc; fi
+endef
+
+run: build
+	$(call eval,invalid ClusterExtension in validate mode: crfix reports every error,--request $(REQUESTS)/cluster-extension-invalid.json --settings $(REQUESTS)/settings-inline-validate.yaml --crd $(CE_CRD))
+	$(call eval,the same request in fix mode: deterministic repairs; warnings; patch; repaired object,--request $(REQUESTS)/cluster-extension-invalid.json --settings $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
+	$(call eval,packageName missing: no rule can invent it (the LLM path can try; see make demo),--request $(REQUESTS)/cluster-extension-no-package.json --settings $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
+	$(call eval,a valid ClusterExtension: accepted; untouched,--request $(REQUESTS)/cluster-extension-valid.json --settings $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
+
+fmt:
+	$(CARGO) fmt --all
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p crfix-policy --target $(WASM_TARGET) -- -D warnings
+
+lint: fmt-check clippy
+
+test: setup build-wasm lint
+	$(CARGO) test --workspace
+
+e2e-tests: setup build-wasm
+	$(CARGO) test -p crfix-e2e-tests
+	@if [ -x e2e-tests/kwctl/run.sh ] && command -v kwctl >/dev/null 2>&1; then \
+		e2e-tests/kwctl/run.sh; \
+	else \
+		echo "kwctl tests skipped (needs kwctl on PATH and e2e-tests/kwctl/run.sh)"; \
+	fi
+
+# The bench binary is built with the dev profile (dependencies optimised, see Cargo.toml):
+# the release profile's fat LTO of wasmtime would take longer than the measurements.
+bench: setup build-wasm
+	$(CARGO) bench --profile dev -p crfix-e2e-tests --bench policy
+
+clean:
+	$(CARGO) clean
+
+-include mk/*.mk

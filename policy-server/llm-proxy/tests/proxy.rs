@@ -1,0 +1,765 @@
+//! The real crfix-llm-proxy binary over real TLS on 127.0.0.1, against the fake LLM.
+
+mod common;
+
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use common::{metric, token, Pki, ProxyBuilder};
+use fake_llm::{FakeLlm, Reply};
+use reqwest::blocking::Response;
+use serde_json::Value;
+
+fn json(response: Response) -> (u16, Value) {
+    let code = response.status().as_u16();
+    let text = response.text().unwrap();
+    let value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({code}): {text}"));
+    (code, value)
+}
+
+fn assert_status(body: &Value, code: u16, reason: &str) {
+    assert_eq!(body["kind"], "Status", "{body}");
+    assert_eq!(body["apiVersion"], "v1", "{body}");
+    assert_eq!(body["status"], "Failure", "{body}");
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["reason"], reason, "{body}");
+}
+
+#[test]
+fn discovery_documents() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url()).start();
+    let client = pki.client(Some(&pki.allowed_client));
+
+    let (code, apis) = json(
+        client
+            .get(proxy.url("/apis"))
+            .header("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json")
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(code, 200);
+    assert_eq!(apis["kind"], "APIGroupList");
+    assert_eq!(apis["groups"][0]["name"], "crfix.dev");
+    assert_eq!(
+        apis["groups"][0]["preferredVersion"]["groupVersion"],
+        "crfix.dev/v1alpha1"
+    );
+    assert_eq!(apis["groups"][0]["versions"][0]["version"], "v1alpha1");
+
+    let (code, group) = json(client.get(proxy.url("/apis/crfix.dev")).send().unwrap());
+    assert_eq!(code, 200);
+    assert_eq!(group["kind"], "APIGroup");
+    assert_eq!(group["name"], "crfix.dev");
+    assert_eq!(group["preferredVersion"]["version"], "v1alpha1");
+
+    let (code, resources) = json(
+        client
+            .get(proxy.url("/apis/crfix.dev/v1alpha1"))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(code, 200);
+    assert_eq!(
+        resources,
+        serde_json::json!({"kind":"APIResourceList","apiVersion":"v1","groupVersion":"crfix.dev/v1alpha1",
+            "resources":[{"name":"corrections","singularName":"correction","namespaced":false,"kind":"Correction","verbs":["get"]}]})
+    );
+
+    let (code, body) = json(client.get(proxy.url("/openapi/v2")).send().unwrap());
+    assert_eq!(code, 404);
+    assert_status(&body, 404, "NotFound");
+    let (code, body) = json(
+        client
+            .get(proxy.url("/apis/crfix.dev/v1alpha1/corrections"))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(code, 405);
+    assert_status(&body, 405, "MethodNotAllowed");
+    let (code, body) = json(
+        client
+            .delete(proxy.correction_url(&token("x")))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(code, 405);
+    assert_status(&body, 405, "MethodNotAllowed");
+    let (code, body) = json(client.post(proxy.url("/apis")).send().unwrap());
+    assert_status(&body, code, "MethodNotAllowed");
+    assert_eq!(llm.request_count(), 0);
+}
+
+#[test]
+fn good_correction_then_cache_hit_and_metrics() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    llm.push(Reply::content_with_usage(
+        r#"{"spec":{"namespace":"fixed"}}"#,
+        40,
+        12,
+    ));
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .env("OPENAI_API_KEY", "sk-test-key")
+        .start();
+    let client = pki.client(Some(&pki.allowed_client));
+    let t = token("please fix spec.namespace");
+
+    let (code, first) = json(client.get(proxy.correction_url(&t)).send().unwrap());
+    assert_eq!(code, 200, "{first}");
+    assert_eq!(first["apiVersion"], "crfix.dev/v1alpha1");
+    assert_eq!(first["kind"], "Correction");
+    assert_eq!(first["metadata"]["name"], t.as_str());
+    assert_eq!(
+        first["status"]["content"],
+        r#"{"spec":{"namespace":"fixed"}}"#
+    );
+    assert_eq!(first["status"]["cached"], false);
+    assert_eq!(first["status"]["model"], "test-model");
+    assert_eq!(first["status"]["finishReason"], "stop");
+    assert_eq!(first["status"]["usage"]["promptTokens"], 40);
+
+    let upstream = &llm.requests()[0];
+    assert_eq!(upstream.path, "/v1/chat/completions");
+    assert_eq!(
+        upstream.authorization.as_deref(),
+        Some("Bearer sk-test-key")
+    );
+    assert_eq!(upstream.model(), Some("test-model"));
+    assert_eq!(
+        upstream.last_user_message().as_deref(),
+        Some("please fix spec.namespace")
+    );
+    assert_eq!(upstream.body["max_tokens"], 256);
+    assert!(
+        upstream.body.get("response_format").is_none(),
+        "json mode is off for local endpoints"
+    );
+
+    let (code, second) = json(client.get(proxy.correction_url(&t)).send().unwrap());
+    assert_eq!(code, 200);
+    assert_eq!(second["status"]["cached"], true);
+    assert_eq!(second["status"]["content"], first["status"]["content"]);
+    assert_eq!(llm.request_count(), 1, "a cache hit makes no upstream call");
+
+    let (code, _) = json(client.get(proxy.correction_url("c1.AAAA")).send().unwrap());
+    assert_eq!(code, 400);
+
+    let metrics = client
+        .get(proxy.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert_eq!(
+        metric(
+            &metrics,
+            r#"crfix_proxy_requests_total{outcome="answered"}"#
+        ),
+        1.0,
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(&metrics, r#"crfix_proxy_requests_total{outcome="cached"}"#),
+        1.0
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            r#"crfix_proxy_requests_total{outcome="bad_request"}"#
+        ),
+        1.0
+    );
+    assert_eq!(metric(&metrics, "crfix_proxy_cache_hits_total"), 1.0);
+    assert_eq!(metric(&metrics, "crfix_proxy_cache_misses_total"), 1.0);
+    assert_eq!(metric(&metrics, "crfix_proxy_cache_entries"), 1.0);
+    assert_eq!(
+        metric(&metrics, r#"crfix_proxy_llm_tokens_total{kind="prompt"}"#),
+        40.0
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            r#"crfix_proxy_llm_tokens_total{kind="completion"}"#
+        ),
+        12.0
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            r#"crfix_proxy_upstream_requests_total{outcome="ok"}"#
+        ),
+        1.0
+    );
+    assert_eq!(
+        metric(&metrics, "crfix_proxy_upstream_duration_seconds_count"),
+        1.0
+    );
+    assert_eq!(metric(&metrics, "crfix_proxy_circuit_state"), 0.0);
+    assert_eq!(metric(&metrics, "crfix_proxy_budget_requests_used"), 1.0);
+    assert_eq!(metric(&metrics, "crfix_proxy_budget_tokens_used"), 52.0);
+}
+
+#[test]
+fn identical_concurrent_requests_share_one_upstream_call() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    llm.set_default(Reply::content("shared answer").delayed(Duration::from_millis(600)));
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url()).start();
+    let client = pki.client(Some(&pki.allowed_client));
+    let url = proxy.correction_url(&token("same question"));
+    // Warm the TLS connections so that all 20 requests reach the proxy together.
+    client.get(proxy.url("/apis")).send().unwrap();
+
+    let barrier = Arc::new(Barrier::new(20));
+    let threads: Vec<_> = (0..20)
+        .map(|_| {
+            let (client, url, barrier) = (client.clone(), url.clone(), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                json(client.get(&url).send().unwrap())
+            })
+        })
+        .collect();
+    for thread in threads {
+        let (code, body) = thread.join().unwrap();
+        assert_eq!(code, 200, "{body}");
+        assert_eq!(body["status"]["content"], "shared answer");
+    }
+    assert_eq!(llm.request_count(), 1);
+    let metrics = client
+        .get(proxy.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    let shared = metric(&metrics, "crfix_proxy_singleflight_shared_total");
+    let hits = metric(&metrics, "crfix_proxy_cache_hits_total");
+    assert_eq!(shared + hits, 19.0, "{metrics}");
+    assert!(
+        shared >= 10.0,
+        "most requests overlapped the slow call: {metrics}"
+    );
+}
+
+#[test]
+fn clients_without_an_allowed_certificate_are_refused() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url()).start();
+    let url = proxy.correction_url(&token("anything"));
+
+    let anonymous = pki.client(None);
+    let (code, body) = json(anonymous.get(&url).send().unwrap());
+    assert_eq!(code, 401);
+    assert_status(&body, 401, "Unauthorized");
+    assert_eq!(
+        json(anonymous.get(proxy.url("/metrics")).send().unwrap()).0,
+        401
+    );
+    assert_eq!(
+        json(anonymous.get(proxy.url("/apis")).send().unwrap()).0,
+        401
+    );
+    // Probes carry no certificate: health stays open.
+    assert_eq!(
+        anonymous
+            .get(proxy.url("/healthz"))
+            .send()
+            .unwrap()
+            .status(),
+        200
+    );
+
+    let foreign = pki.client(Some(&pki.foreign_client));
+    let error = foreign
+        .get(&url)
+        .send()
+        .expect_err("a certificate from another CA must fail the handshake");
+    assert!(error.is_connect() || error.is_request(), "{error:?}");
+
+    let disallowed = pki.client(Some(&pki.disallowed_client));
+    let (code, body) = json(disallowed.get(&url).send().unwrap());
+    assert_eq!(code, 403);
+    assert_status(&body, 403, "Forbidden");
+
+    assert_eq!(
+        llm.request_count(),
+        0,
+        "refused clients cause no upstream call"
+    );
+    let allowed = pki.client(Some(&pki.allowed_client));
+    assert_eq!(allowed.get(&url).send().unwrap().status(), 200);
+    let metrics = allowed
+        .get(proxy.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert_eq!(
+        metric(
+            &metrics,
+            r#"crfix_proxy_refused_connections_total{outcome="cn_not_allowed"}"#
+        ),
+        1.0
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            r#"crfix_proxy_refused_connections_total{outcome="no_client_certificate"}"#
+        ),
+        3.0
+    );
+    assert!(
+        metric(
+            &metrics,
+            r#"crfix_proxy_refused_connections_total{outcome="tls_handshake_failed"}"#
+        ) >= 1.0
+    );
+}
+
+#[test]
+fn bad_and_oversized_tokens() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .arg("--max-token-bytes", "4096")
+        .start();
+    let client = pki.client(Some(&pki.allowed_client));
+    for bad in ["x1.abc", "c1.AAAA", "c1.$$$", "c1"] {
+        let (code, body) = json(client.get(proxy.correction_url(bad)).send().unwrap());
+        assert_eq!(code, 400, "{bad}: {body}");
+        assert_status(&body, 400, "BadRequest");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains("invalid correction token"),
+            "{body}"
+        );
+    }
+    // Random text does not compress: the token outgrows the limit.
+    let mut rng = fastrand::Rng::with_seed(7);
+    let noise: String = (0..6000).map(|_| rng.alphanumeric()).collect();
+    let big = token(&noise);
+    assert!(big.len() > 4096);
+    let (code, body) = json(client.get(proxy.correction_url(&big)).send().unwrap());
+    assert_eq!(code, 413, "{body}");
+    assert_status(&body, 413, "RequestEntityTooLarge");
+    assert_eq!(llm.request_count(), 0);
+}
+
+#[test]
+fn budgets_answer_429() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .arg("--daily-request-budget", "2")
+        .start();
+    let client = pki.client(Some(&pki.allowed_client));
+    assert_eq!(
+        client
+            .get(proxy.correction_url(&token("a")))
+            .send()
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(
+        client
+            .get(proxy.correction_url(&token("b")))
+            .send()
+            .unwrap()
+            .status(),
+        200
+    );
+    let response = client
+        .get(proxy.correction_url(&token("c")))
+        .send()
+        .unwrap();
+    assert!(response.headers().get("retry-after").is_some());
+    let (code, body) = json(response);
+    assert_eq!(code, 429);
+    assert_status(&body, 429, "TooManyRequests");
+    assert!(
+        body["message"].as_str().unwrap().contains("request budget"),
+        "{body}"
+    );
+    assert_eq!(
+        client
+            .get(proxy.correction_url(&token("a")))
+            .send()
+            .unwrap()
+            .status(),
+        200,
+        "cached answers cost nothing"
+    );
+    assert_eq!(llm.request_count(), 2);
+
+    let llm = FakeLlm::start_blocking().unwrap();
+    llm.set_default(Reply::content_with_usage("{}", 8, 5));
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .arg("--daily-token-budget", "10")
+        .start();
+    assert_eq!(
+        client
+            .get(proxy.correction_url(&token("a")))
+            .send()
+            .unwrap()
+            .status(),
+        200
+    );
+    let (code, body) = json(
+        client
+            .get(proxy.correction_url(&token("b")))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(code, 429);
+    assert!(
+        body["message"].as_str().unwrap().contains("token budget"),
+        "{body}"
+    );
+    assert_eq!(llm.request_count(), 1);
+
+    // The upstream's own 429, after retries, comes back as a 429 too.
+    let llm = FakeLlm::start_blocking().unwrap();
+    llm.set_default(Reply::status(429, r#"{"error":{"message":"slow down"}}"#));
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .arg("--max-retries", "1")
+        .start();
+    let (code, body) = json(
+        client
+            .get(proxy.correction_url(&token("a")))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(code, 429, "{body}");
+    assert_eq!(llm.request_count(), 2);
+}
+
+#[test]
+fn upstream_timeout_is_504_within_the_deadline() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    llm.set_default(Reply::content("too late").delayed(Duration::from_secs(5)));
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .arg("--upstream-timeout", "300ms")
+        .arg("--request-deadline", "1s")
+        .arg("--max-retries", "10")
+        .start();
+    let client = pki.client(Some(&pki.allowed_client));
+    let started = Instant::now();
+    let (code, body) = json(
+        client
+            .get(proxy.correction_url(&token("slow")))
+            .send()
+            .unwrap(),
+    );
+    let elapsed = started.elapsed();
+    assert_eq!(code, 504, "{body}");
+    assert_status(&body, 504, "Timeout");
+    assert!(elapsed >= Duration::from_millis(900), "{elapsed:?}");
+    assert!(
+        elapsed < Duration::from_millis(1600),
+        "answered within the deadline: {elapsed:?}"
+    );
+    assert!(
+        llm.request_count() >= 2,
+        "attempts were retried: {}",
+        llm.request_count()
+    );
+}
+
+#[test]
+fn retries_then_errors_map_to_status_codes() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .arg("--max-retries", "2")
+        .arg("--circuit-failure-threshold", "100")
+        .start();
+    let client = pki.client(Some(&pki.allowed_client));
+
+    llm.push(Reply::status(503, "busy"));
+    llm.push(Reply::Drop);
+    llm.push(Reply::content("third time lucky"));
+    let (code, body) = json(
+        client
+            .get(proxy.correction_url(&token("retry")))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(
+        (code, body["status"]["content"].as_str()),
+        (200, Some("third time lucky"))
+    );
+    assert_eq!(llm.request_count(), 3);
+
+    llm.reset();
+    llm.push(Reply::Garbage("<html>oops</html>".into()));
+    let (code, body) = json(
+        client
+            .get(proxy.correction_url(&token("garbage")))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(code, 502, "{body}");
+    assert_status(&body, 502, "InternalError");
+
+    llm.set_default(Reply::status(500, "down"));
+    let (code, body) = json(
+        client
+            .get(proxy.correction_url(&token("down")))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(code, 503, "{body}");
+    assert_status(&body, 503, "ServiceUnavailable");
+    assert_eq!(
+        llm.request_count(),
+        1 + 3,
+        "garbage is not retried; 5xx is retried twice"
+    );
+
+    // Errors are not cached: the next try reaches the upstream again.
+    llm.set_default(Reply::content("back"));
+    assert_eq!(
+        client
+            .get(proxy.correction_url(&token("down")))
+            .send()
+            .unwrap()
+            .status(),
+        200
+    );
+}
+
+#[test]
+fn circuit_opens_fails_fast_and_recovers() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    llm.set_default(Reply::status(502, "bad gateway"));
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .arg("--max-retries", "0")
+        .arg("--circuit-failure-threshold", "2")
+        .arg("--circuit-open-duration", "1s")
+        .start();
+    let client = pki.client(Some(&pki.allowed_client));
+    let get = |text: &str| {
+        json(
+            client
+                .get(proxy.correction_url(&token(text)))
+                .send()
+                .unwrap(),
+        )
+    };
+
+    assert_eq!(get("one").0, 503);
+    assert_eq!(get("two").0, 503);
+    assert_eq!(llm.request_count(), 2);
+    let started = Instant::now();
+    let (code, body) = get("three");
+    assert_eq!(code, 503);
+    assert!(
+        body["message"].as_str().unwrap().contains("circuit"),
+        "{body}"
+    );
+    assert!(started.elapsed() < Duration::from_millis(200));
+    assert_eq!(
+        llm.request_count(),
+        2,
+        "an open circuit makes no upstream call"
+    );
+    assert_eq!(
+        client.get(proxy.url("/readyz")).send().unwrap().status(),
+        503
+    );
+
+    std::thread::sleep(Duration::from_millis(1100));
+    llm.set_default(Reply::content("recovered"));
+    let (code, body) = get("four");
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(llm.request_count(), 3);
+    assert_eq!(
+        client.get(proxy.url("/readyz")).send().unwrap().status(),
+        200
+    );
+    let metrics = client
+        .get(proxy.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert_eq!(
+        metric(&metrics, "crfix_proxy_circuit_opened_total"),
+        1.0,
+        "{metrics}"
+    );
+    assert_eq!(metric(&metrics, "crfix_proxy_circuit_state"), 0.0);
+    assert_eq!(
+        metric(
+            &metrics,
+            r#"crfix_proxy_requests_total{outcome="unavailable"}"#
+        ),
+        3.0
+    );
+}
+
+#[test]
+fn the_key_never_leaks_into_logs_responses_or_metrics() {
+    const KEY: &str = "sk-LEAKCHECK-7f3a9c1e5d2b";
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    let echo = format!(r#"{{"error":{{"message":"Incorrect API key provided: {KEY}"}}}}"#);
+    llm.push(Reply::status(401, echo.clone()));
+    llm.push(Reply::status(500, echo.clone()));
+    llm.push(Reply::Garbage(format!("Authorization: Bearer {KEY}")));
+    llm.push(Reply::content("fine"));
+    let mut proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .env("OPENAI_API_KEY", KEY)
+        .arg("--max-retries", "0")
+        .env("CRFIX_LOG", "trace")
+        .arg("--log-format", "text")
+        .start();
+    let client = pki.client(Some(&pki.allowed_client));
+    let mut bodies = String::new();
+    for (i, expected) in [502, 503, 502, 200].into_iter().enumerate() {
+        let response = client
+            .get(proxy.correction_url(&token(&format!("q{i}"))))
+            .send()
+            .unwrap();
+        assert_eq!(response.status().as_u16(), expected);
+        bodies.push_str(&response.text().unwrap());
+    }
+    bodies.push_str(
+        &client
+            .get(proxy.url("/metrics"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap(),
+    );
+    assert!(llm
+        .requests()
+        .iter()
+        .all(|r| r.authorization.as_deref() == Some(&format!("Bearer {KEY}"))));
+    assert_eq!(proxy.terminate(), Some(0));
+    let logs = proxy.logs();
+    assert!(
+        logs.contains("crfix-llm-proxy serving"),
+        "logs were captured: {logs}"
+    );
+    assert!(
+        logs.contains("upstream refused the request"),
+        "the error paths logged: {logs}"
+    );
+    assert!(logs.contains("TRACE"), "trace logging was on: {logs}");
+    assert!(
+        !bodies.contains(KEY) && !bodies.contains("LEAKCHECK"),
+        "{bodies}"
+    );
+    assert!(
+        !logs.contains("LEAKCHECK"),
+        "the key appears in the logs:\n{logs}"
+    );
+}
+
+#[test]
+fn key_file_is_reread_when_it_changes() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = common::write_file(dir.path(), "api-key", "sk-first\n");
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .env("OPENAI_API_KEY", "sk-from-env-ignored")
+        .arg("--api-key-file", key_file.to_str().unwrap())
+        .start();
+    let client = pki.client(Some(&pki.allowed_client));
+    assert_eq!(
+        client
+            .get(proxy.correction_url(&token("1")))
+            .send()
+            .unwrap()
+            .status(),
+        200
+    );
+    std::fs::write(&key_file, "sk-rotated-longer\n").unwrap();
+    assert_eq!(
+        client
+            .get(proxy.correction_url(&token("2")))
+            .send()
+            .unwrap()
+            .status(),
+        200
+    );
+    let auth: Vec<_> = llm
+        .requests()
+        .into_iter()
+        .map(|r| r.authorization.unwrap_or_default())
+        .collect();
+    assert_eq!(auth, ["Bearer sk-first", "Bearer sk-rotated-longer"]);
+    let metrics = client
+        .get(proxy.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert_eq!(metric(&metrics, "crfix_proxy_api_key_reloads_total"), 1.0);
+}
+
+#[test]
+fn openai_without_a_key_is_not_ready_and_insecure_mode_warns() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    let proxy = ProxyBuilder::new(&pki, "")
+        .arg("--openai-base-url", &llm.base_url())
+        .start();
+    let client = pki.client(Some(&pki.allowed_client));
+    assert_eq!(
+        client.get(proxy.url("/readyz")).send().unwrap().status(),
+        503
+    );
+    let (code, body) = json(
+        client
+            .get(proxy.correction_url(&token("k")))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(code, 503, "{body}");
+    assert_eq!(llm.request_count(), 0);
+
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .flag("--insecure-skip-client-auth")
+        .start();
+    let anonymous = pki.client(None);
+    assert_eq!(
+        anonymous
+            .get(proxy.correction_url(&token("k")))
+            .send()
+            .unwrap()
+            .status(),
+        200
+    );
+    assert!(
+        proxy.logs().contains("CLIENT AUTHENTICATION IS DISABLED"),
+        "{}",
+        proxy.logs()
+    );
+}
+
+#[test]
+fn graceful_shutdown_finishes_in_flight_requests() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    llm.set_default(Reply::content("finished").delayed(Duration::from_millis(500)));
+    let mut proxy = ProxyBuilder::new(&pki, &llm.base_url()).start();
+    let client = pki.client(Some(&pki.allowed_client));
+    let url = proxy.correction_url(&token("in flight"));
+    let request = std::thread::spawn(move || json(client.get(&url).send().unwrap()));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(proxy.terminate(), Some(0));
+    let (code, body) = request.join().unwrap();
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["status"]["content"], "finished");
+}

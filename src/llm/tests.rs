@@ -1,0 +1,470 @@
+//! The feedback loop against a scripted Correction endpoint: a `FnHost` that decodes each token
+//! (as crfix-llm-proxy does) and answers with the next scripted `Correction`.
+
+use std::cell::RefCell;
+
+use correction_api::{CorrectionRequest, CorrectionStatus, Role};
+use serde_json::{json, Value};
+
+use super::*;
+use crate::host::FnHost;
+use crate::types::{ErrorKind, FieldError};
+use crate::validation::ValidateOptions;
+
+const MODEL: &str = "qwen2.5-coder-1.5b-instruct";
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": {
+                "type": "object",
+                "required": ["namespace", "serviceAccount", "source"],
+                "properties": {
+                    "namespace": {"type": "string", "maxLength": 63},
+                    "serviceAccount": {"type": "object", "required": ["name"],
+                        "properties": {"name": {"type": "string"}}},
+                    "source": {
+                        "type": "object",
+                        "required": ["sourceType"],
+                        "properties": {
+                            "sourceType": {"type": "string", "enum": ["Catalog"]},
+                            "catalog": {
+                                "type": "object",
+                                "required": ["packageName"],
+                                "properties": {
+                                    "packageName": {"type": "string", "maxLength": 253},
+                                    "version": {"type": "string", "maxLength": 64},
+                                    "channels": {"type": "array", "items": {"type": "string"}}
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// The README scenario after deterministic repair: only packageName is missing.
+fn given() -> Value {
+    json!({
+        "apiVersion": "olm.operatorframework.io/v1",
+        "kind": "ClusterExtension",
+        "metadata": {
+            "name": "argocd",
+            "labels": {"app.kubernetes.io/name": "argocd-operator"},
+            "managedFields": [{"manager": "kubectl-client-side-apply", "operation": "Update"}]
+        },
+        "spec": {
+            "namespace": "argocd",
+            "serviceAccount": {"name": "argocd-installer"},
+            "source": {"sourceType": "Catalog", "catalog": {"version": ">=3.0, <3.6"}}
+        }
+    })
+}
+
+fn fixed() -> Value {
+    let mut v = given();
+    v["spec"]["source"]["catalog"]["packageName"] = json!("argocd-operator");
+    v
+}
+
+/// What the LLM sees and answers with: no managed fields.
+fn fixed_as_shown() -> Value {
+    prompt::for_prompt(&fixed())
+}
+
+fn outcome() -> ValidationOutcome {
+    ValidationOutcome {
+        errors: vec![FieldError {
+            pointer: "/spec/source/catalog/packageName".into(),
+            kind: ErrorKind::Required,
+            message: "Required value".into(),
+        }],
+        warnings: vec![],
+    }
+}
+
+fn settings(max_attempts: u32) -> Settings {
+    let mut s = Settings::default();
+    s.llm.enabled = true;
+    s.llm.max_attempts = max_attempts;
+    s
+}
+
+fn correction(token: &str, content: &str) -> Vec<u8> {
+    let c = Correction::new(
+        token,
+        CorrectionStatus {
+            content: content.to_string(),
+            model: MODEL.into(),
+            cached: false,
+            finish_reason: "stop".into(),
+            usage: None,
+        },
+    );
+    serde_json::to_vec(&c).unwrap()
+}
+
+/// Runs `correct` against scripted answers; returns the outcome and the decoded requests.
+fn run(
+    settings: &Settings,
+    answers: &[Result<String, String>],
+) -> (LlmOutcome, Vec<CorrectionRequest>) {
+    let schema = schema();
+    let seen: RefCell<Vec<CorrectionRequest>> = RefCell::new(Vec::new());
+    let host = FnHost(|req: &GetResourceRequest| {
+        assert_eq!(req.api_version, "crfix.dev/v1alpha1");
+        assert_eq!(req.kind, "Correction");
+        assert_eq!(req.namespace, None);
+        assert!(!req.disable_cache);
+        assert!(req.name.len() <= settings.llm.max_token_bytes);
+        let decoded = correction_api::decode_token(&req.name, settings.llm.max_token_bytes)
+            .map_err(|e| format!("400 bad token: {e}"))?;
+        let n = {
+            let mut seen = seen.borrow_mut();
+            seen.push(decoded);
+            seen.len()
+        };
+        match answers.get(n - 1) {
+            Some(Ok(content)) => Ok(correction(&req.name, content)),
+            Some(Err(e)) => Err(e.clone()),
+            None => panic!("more calls than scripted answers"),
+        }
+    });
+    let ctx = RepairContext {
+        schema: &schema,
+        old_object: None,
+        settings,
+        options: ValidateOptions {
+            report_unknown_fields: true,
+        },
+    };
+    let out = correct(&ctx, &host, &given(), &outcome());
+    (out, seen.into_inner())
+}
+
+fn ok(s: impl Into<String>) -> Result<String, String> {
+    Ok(s.into())
+}
+
+#[test]
+fn readme_scenario_the_llm_supplies_the_package_name() {
+    let answer = format!(
+        "```json\n{}\n```",
+        serde_json::to_string_pretty(&fixed_as_shown()).unwrap()
+    );
+    let (out, requests) = run(&settings(2), &[ok(answer)]);
+    let LlmOutcome::Fixed {
+        object,
+        changes,
+        attempts,
+        model,
+    } = out
+    else {
+        panic!("expected Fixed, got {out:?}");
+    };
+    // Managed fields come back although the LLM never saw them.
+    assert_eq!(object, fixed());
+    assert_eq!((attempts, model.as_str()), (1, MODEL));
+    assert_eq!(
+        changes,
+        vec![Change {
+            path: "/spec/source/catalog/packageName".into(),
+            from: None,
+            old: None,
+            new: Some(json!("argocd-operator")),
+            reason: "LLM".into(),
+            source: ChangeSource::Llm {
+                model: MODEL.into()
+            },
+        }]
+    );
+    assert!(crate::response::change_warning(&changes[0]).ends_with(&format!("(from LLM {MODEL})")));
+    // The request: system rules, then the object and its errors.
+    assert_eq!(requests.len(), 1);
+    let msgs = &requests[0].messages;
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[0].role, Role::System);
+    assert!(msgs[1]
+        .content
+        .contains("/spec/source/catalog/packageName | required | Required value"));
+    assert!(msgs[1]
+        .content
+        .contains("\"app.kubernetes.io/name\":\"argocd-operator\""));
+    assert!(!msgs[1].content.contains("managedFields"));
+}
+
+#[test]
+fn second_attempt_gets_the_problems_and_the_last_answer() {
+    let prose = "I think the package is probably argocd-operator.";
+    let (out, requests) = run(&settings(2), &[ok(prose), ok(fixed_as_shown().to_string())]);
+    assert!(
+        matches!(&out, LlmOutcome::Fixed { attempts: 2, object, .. } if *object == fixed()),
+        "{out:?}"
+    );
+    assert_eq!(requests.len(), 2);
+    let second = &requests[1].messages;
+    assert_eq!(second.len(), 4);
+    assert_eq!(second[2].role, Role::Assistant);
+    assert_eq!(second[2].content, prose);
+    assert!(second[3].content.contains("no JSON or YAML object"));
+    // The first request is repeated as is: the feedback is what differs.
+    assert_eq!(second[..2], requests[0].messages[..]);
+}
+
+#[test]
+fn every_attempt_failing_is_a_failure_with_reasons() {
+    let (out, requests) = run(
+        &settings(3),
+        &[
+            ok("no idea"),
+            ok("{\"apiVersion\": \"v1\", \"kind\""),
+            ok("[1, 2]"),
+        ],
+    );
+    let LlmOutcome::Failed { attempts, reasons } = out else {
+        panic!("expected Failed, got {out:?}");
+    };
+    assert_eq!(attempts, 3);
+    assert_eq!(requests.len(), 3);
+    assert_eq!(reasons.len(), 3);
+    assert!(reasons[0].starts_with("attempt 1: "));
+    assert!(reasons[2].contains("JSON Patch"));
+}
+
+#[test]
+fn a_refusal_ends_the_loop() {
+    let (out, requests) = run(
+        &settings(3),
+        &[ok(
+            r#"{"unfixable": "the package name is not stated in the object"}"#,
+        )],
+    );
+    assert_eq!(requests.len(), 1);
+    let LlmOutcome::Failed { attempts, reasons } = out else {
+        panic!("expected Failed, got {out:?}");
+    };
+    assert_eq!(attempts, 1);
+    assert!(reasons[0].contains("unfixable: the package name is not stated"));
+}
+
+#[test]
+fn an_unchanged_answer_is_a_failed_attempt() {
+    let shown = prompt::for_prompt(&given());
+    let (out, _) = run(&settings(1), &[ok(shown.to_string())]);
+    assert!(
+        matches!(&out, LlmOutcome::Failed { reasons, .. } if reasons[0].contains("changes nothing")),
+        "{out:?}"
+    );
+}
+
+/// Hostile or careless answers: each fixes the error but also does something the guardrails
+/// forbid; each is discarded whole.
+#[test]
+fn hostile_answers_are_rejected_by_guardrails() {
+    let mut sa = fixed_as_shown();
+    sa["spec"]["serviceAccount"]["name"] = json!("cluster-admin");
+    let mut renamed = fixed_as_shown();
+    renamed["metadata"]["name"] = json!("argocd-evil");
+    let mut outside = fixed_as_shown();
+    outside["status"] = json!({"installed": true});
+    let mut kind = fixed_as_shown();
+    kind["kind"] = json!("Pod");
+    let mut annotated = fixed_as_shown();
+    annotated["metadata"]["annotations"] = json!({"owner": "attacker"});
+    let sa_patch = json!([
+        {"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"},
+        {"op": "replace", "path": "/spec/serviceAccount/name", "value": "cluster-admin"}
+    ]);
+    for (name, hostile) in [
+        ("serviceAccount", sa),
+        ("metadata.name", renamed),
+        ("outside /spec", outside),
+        ("kind", kind),
+        ("annotations", annotated),
+        ("patch on serviceAccount", sa_patch),
+    ] {
+        let (out, _) = run(&settings(1), &[ok(hostile.to_string())]);
+        match out {
+            LlmOutcome::Failed { attempts, reasons } => {
+                assert_eq!(attempts, 1, "{name}");
+                assert!(reasons[0].contains("guardrail"), "{name}: {reasons:?}");
+            }
+            other => panic!("{name}: hostile answer was not rejected: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_guardrail_failure_is_fed_back_and_a_clean_answer_wins() {
+    let mut sa = fixed_as_shown();
+    sa["spec"]["serviceAccount"]["name"] = json!("cluster-admin");
+    let (out, requests) = run(
+        &settings(2),
+        &[ok(sa.to_string()), ok(fixed_as_shown().to_string())],
+    );
+    assert!(
+        matches!(&out, LlmOutcome::Fixed { attempts: 2, object, .. } if *object == fixed()),
+        "{out:?}"
+    );
+    let second = &requests[1].messages;
+    assert!(second[2].content.contains("cluster-admin"));
+    assert!(second[3]
+        .content
+        .contains("/spec/serviceAccount | guardrail |"));
+}
+
+/// Needs `validation::validate` to report schema errors on the first candidate.
+#[test]
+fn an_invalid_candidate_is_fed_back_with_its_errors() {
+    let mut too_long = fixed_as_shown();
+    too_long["spec"]["source"]["catalog"]["packageName"] = json!("a".repeat(300));
+    let (out, requests) = run(
+        &settings(2),
+        &[ok(too_long.to_string()), ok(fixed_as_shown().to_string())],
+    );
+    assert!(
+        matches!(&out, LlmOutcome::Fixed { attempts: 2, .. }),
+        "{out:?}"
+    );
+    assert!(requests[1].messages[3]
+        .content
+        .contains("/spec/source/catalog/packageName | maxLength"));
+}
+
+#[test]
+fn unavailable_llm_is_reported_not_retried() {
+    let cases = [
+        (
+            "Host error: Policy has not been granted access to Kubernetes crfix.dev/v1alpha1/Correction resources. The violation has been reported.",
+            "contextAwareResources",
+        ),
+        (
+            "Host error: Callback evaluation failure: ApiError: LLM budget exhausted: TooManyRequests (ErrorResponse { status: \"Failure\", message: \"LLM budget exhausted\", reason: \"TooManyRequests\", code: 429 })",
+            "(429)",
+        ),
+        (
+            "Host error: Callback evaluation failure: ApiError: circuit open: ServiceUnavailable (ErrorResponse { status: \"Failure\", message: \"circuit open\", reason: \"ServiceUnavailable\", code: 503 })",
+            "(503)",
+        ),
+    ];
+    for (error, expected) in cases {
+        let (out, requests) = run(&settings(2), &[Err(error.to_string())]);
+        assert_eq!(requests.len(), 1, "{error}");
+        match out {
+            LlmOutcome::Unavailable { attempts, reason } => {
+                assert_eq!(attempts, 1);
+                assert!(reason.contains(expected), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn host_errors_are_classified() {
+    let av = "crfix.dev/v1alpha1";
+    let c = |e: &str| classify_host_error(e, av);
+    assert!(c("Policy has not been granted access to the 'kubernetes/get_resource' host capability. The violation has been reported.")
+        .contains("may not read crfix.dev/v1alpha1 Correction"));
+    assert!(c("Host error: Callback evaluation failure: error finding resource crfix.dev/v1alpha1 / Correction: ApiError: 404 page not found: Failed to parse error data (ErrorResponse { status: \"404 Not Found\", message: \"404 page not found\\n\", reason: \"Failed to parse error data\", code: 404 })")
+        .contains("is not served"));
+    assert!(
+        c("Callback evaluation failure: Cannot find resource crfix.dev/v1alpha1/Correction")
+            .contains("is not served")
+    );
+    assert!(c("Callback evaluation failure: Cannot find crfix.dev/v1alpha1/Correction named 'c1.abc' inside of namespace 'None'")
+        .contains("answered 404"));
+    // The proxy's own message may mention other codes: the Status code (printed last) counts.
+    assert!(c("ApiError: upstream returned code 500 three times: ServiceUnavailable (ErrorResponse { status: \"Failure\", message: \"upstream returned code 500 three times\", reason: \"ServiceUnavailable\", code: 503 })")
+        .contains("(503)"));
+    assert!(
+        c("ApiError: LLM timeout: Timeout (Status { code: 504, reason: \"Timeout\" })")
+            .contains("(504)")
+    );
+    assert!(c("reason: GatewayTimeout").contains("(504)"));
+    assert!(
+        c("ApiError: token too large: RequestEntityTooLarge (ErrorResponse { code: 413 })")
+            .contains("crfix bug")
+    );
+    assert!(
+        c("ApiError: bad token: BadRequest (ErrorResponse { code: 400 })").contains("crfix bug")
+    );
+    assert!(c("ApiError: forbidden: Forbidden (ErrorResponse { code: 403 })").contains("RBAC"));
+    assert!(c("HyperError: operation timed out").contains("timed out"));
+    let other = c("something\nodd happened");
+    assert_eq!(
+        other,
+        "the Correction request failed: something odd happened"
+    );
+}
+
+#[test]
+fn a_prompt_that_cannot_fit_is_never_sent() {
+    let mut s = settings(2);
+    s.llm.max_token_bytes = 40;
+    let (out, requests) = run(&s, &[]);
+    assert!(requests.is_empty());
+    match out {
+        LlmOutcome::Unavailable { attempts, reason } => {
+            assert_eq!(attempts, 0);
+            assert!(reason.contains("does not fit"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_answer_that_is_not_a_correction_is_unavailable() {
+    let schema = schema();
+    let s = settings(2);
+    let host = FnHost(|_: &GetResourceRequest| Ok(b"{\"kind\": \"Status\"}".to_vec()));
+    let ctx = RepairContext {
+        schema: &schema,
+        old_object: None,
+        settings: &s,
+        options: ValidateOptions {
+            report_unknown_fields: true,
+        },
+    };
+    match correct(&ctx, &host, &given(), &outcome()) {
+        LlmOutcome::Unavailable { attempts, reason } => {
+            assert_eq!(attempts, 1);
+            assert!(reason.contains("not a Correction"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn changes_are_one_per_changed_leaf_or_subtree() {
+    let given = json!({"spec": {"a": 1, "b": {"c": "x"}, "list": ["p", "q", "r"], "gone": true}});
+    let candidate = json!({"spec": {"a": 2, "b": {"c": "x", "d": {"e": 1}}, "list": ["p", "r"]}});
+    let changes = llm_changes(&given, &candidate, "m");
+    let summary: Vec<(String, Option<Value>, Option<Value>)> = changes
+        .iter()
+        .map(|c| (c.path.clone(), c.old.clone(), c.new.clone()))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("/spec/a".into(), Some(json!(1)), Some(json!(2))),
+            ("/spec/b/d".into(), None, Some(json!({"e": 1}))),
+            ("/spec/list/1".into(), Some(json!("q")), Some(json!("r"))),
+            ("/spec/list/2".into(), Some(json!("r")), None),
+            ("/spec/gone".into(), Some(json!(true)), None),
+        ]
+    );
+    assert!(changes
+        .iter()
+        .all(|c| c.source == ChangeSource::Llm { model: "m".into() }));
+    // Applying the changes' patch to the given object gives the candidate.
+    let mut doc = given.clone();
+    json_patch::patch(&mut doc, &json_patch::diff(&given, &candidate)).unwrap();
+    assert_eq!(doc, candidate);
+}

@@ -1,0 +1,134 @@
+//! Lossless scalar coercion between the schema types, and a scalar where an array is expected.
+
+use serde_json::{Number, Value};
+
+/// Integers beyond this are not exactly representable as `f64`.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+/// `value` as the schema type `expected`, when nothing is lost on the way.
+pub fn coerce(value: &Value, expected: &str) -> Option<Value> {
+    match (expected, value) {
+        (_, Value::Array(items)) if expected != "array" && items.len() == 1 => {
+            let item = &items[0];
+            if item.is_array() || item.is_object() || item.is_null() {
+                return None;
+            }
+            if matches_type(item, expected) {
+                Some(item.clone())
+            } else {
+                coerce(item, expected)
+            }
+        }
+        ("string", Value::Number(n)) => Some(Value::String(n.to_string())),
+        ("string", Value::Bool(b)) => Some(Value::String(b.to_string())),
+        ("integer", Value::String(s)) => parse_integer(s.trim()),
+        ("integer", Value::Number(n)) => integral(n),
+        ("number", Value::String(s)) => parse_number(s.trim()),
+        ("boolean", Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        ("int-or-string", Value::Number(n)) => {
+            integral(n).or_else(|| Some(Value::String(n.to_string())))
+        }
+        ("int-or-string", Value::Bool(b)) => Some(Value::String(b.to_string())),
+        ("array", Value::String(_) | Value::Number(_) | Value::Bool(_)) => {
+            Some(Value::Array(vec![value.clone()]))
+        }
+        _ => None,
+    }
+}
+
+fn matches_type(value: &Value, expected: &str) -> bool {
+    match expected {
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "int-or-string" => value.is_string() || value.is_i64() || value.is_u64(),
+        _ => false,
+    }
+}
+
+fn integral(n: &Number) -> Option<Value> {
+    if n.is_i64() || n.is_u64() {
+        return Some(Value::Number(n.clone()));
+    }
+    let f = n.as_f64()?;
+    if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER {
+        // Exact: |f| ≤ 2^53 and integral.
+        Some(Value::Number(Number::from(f as i64)))
+    } else {
+        None
+    }
+}
+
+/// Only the canonical spelling (`"42"`, `"-7"`; not `"042"` or `"+7"`) round-trips.
+fn parse_integer(s: &str) -> Option<Value> {
+    if let Ok(i) = s.parse::<i64>() {
+        return (i.to_string() == s).then(|| Value::Number(i.into()));
+    }
+    let u = s.parse::<u64>().ok()?;
+    (u.to_string() == s).then(|| Value::Number(u.into()))
+}
+
+fn parse_number(s: &str) -> Option<Value> {
+    if s.is_empty()
+        || s.starts_with('+')
+        || !s
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '-' | '.' | 'e' | 'E' | '+'))
+    {
+        return None;
+    }
+    if let Some(v) = parse_integer(s) {
+        return Some(v);
+    }
+    let f = s.parse::<f64>().ok().filter(|f| f.is_finite())?;
+    Number::from_f64(f).map(Value::Number)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn lossless_coercions() {
+        assert_eq!(coerce(&json!(1.2), "string"), Some(json!("1.2")));
+        assert_eq!(coerce(&json!(3), "string"), Some(json!("3")));
+        assert_eq!(coerce(&json!(true), "string"), Some(json!("true")));
+        assert_eq!(coerce(&json!("42"), "integer"), Some(json!(42)));
+        assert_eq!(coerce(&json!(" 42 "), "integer"), Some(json!(42)));
+        assert_eq!(coerce(&json!(5.0), "integer"), Some(json!(5)));
+        assert_eq!(coerce(&json!("0.5"), "number"), Some(json!(0.5)));
+        assert_eq!(coerce(&json!("7"), "number"), Some(json!(7)));
+        assert_eq!(coerce(&json!("True"), "boolean"), Some(json!(true)));
+        assert_eq!(coerce(&json!(8080.0), "int-or-string"), Some(json!(8080)));
+        assert_eq!(coerce(&json!(false), "int-or-string"), Some(json!("false")));
+        assert_eq!(coerce(&json!("alpha"), "array"), Some(json!(["alpha"])));
+        assert_eq!(
+            coerce(&json!(["Catalog"]), "string"),
+            Some(json!("Catalog"))
+        );
+        assert_eq!(coerce(&json!(["3"]), "integer"), Some(json!(3)));
+    }
+
+    #[test]
+    fn lossy_coercions_are_refused() {
+        assert_eq!(coerce(&json!("042"), "integer"), None);
+        assert_eq!(coerce(&json!("+7"), "integer"), None);
+        assert_eq!(coerce(&json!("seven"), "integer"), None);
+        assert_eq!(coerce(&json!(2.5), "integer"), None);
+        assert_eq!(coerce(&json!("1e400"), "number"), None);
+        assert_eq!(coerce(&json!("NaN"), "number"), None);
+        assert_eq!(coerce(&json!("yes"), "boolean"), None);
+        assert_eq!(coerce(&json!(1), "boolean"), None);
+        assert_eq!(coerce(&json!({"a": 1}), "string"), None);
+        assert_eq!(coerce(&json!(["a", "b"]), "string"), None);
+        assert_eq!(coerce(&json!({"a": 1}), "array"), None);
+        assert_eq!(coerce(&json!(null), "array"), None);
+        assert_eq!(coerce(&json!(1e300), "integer"), None);
+    }
+}

@@ -1,0 +1,71 @@
+//! DNS-1123 normalisation, when a `pattern` or a CEL `matches()` rule asks for a DNS-1123
+//! name. Conservative: case, surrounding whitespace and punctuation, and `_`/space (and `.`
+//! for labels) as `-`; a value with other characters inside, or too long, is left alone,
+//! because dropping or cutting characters would name a different object.
+
+/// Does this pattern / rule ask for a DNS-1123 label or subdomain?
+pub fn asks_for_dns(text: &str) -> bool {
+    text.contains("a-z0-9") && !text.contains("A-Z")
+}
+
+/// Subdomains allow dots; labels do not.
+pub fn allows_dots(text: &str) -> bool {
+    text.contains("\\.") || text.contains("[.]")
+}
+
+/// The DNS-1123 spelling of `value`, or `None` when there is none without losing
+/// information (or it would not change anything).
+pub fn normalise(value: &str, dots: bool, max_len: usize) -> Option<String> {
+    let trimmed = value.trim_matches(|c: char| c.is_whitespace() || c.is_ascii_punctuation());
+    let mut out = String::with_capacity(trimmed.len());
+    for c in trimmed.chars() {
+        match c {
+            'a'..='z' | '0'..='9' | '-' => out.push(c),
+            'A'..='Z' => out.push(c.to_ascii_lowercase()),
+            '.' if dots => out.push('.'),
+            '.' | '_' | ' ' => out.push('-'),
+            _ => return None,
+        }
+    }
+    if out.is_empty() || out.len() > max_len || out == value {
+        return None;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LABEL: &str = r#"self.matches("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")"#;
+    const SUBDOMAIN: &str =
+        r#"self.matches("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")"#;
+
+    #[test]
+    fn recognises_dns_rules() {
+        assert!(asks_for_dns(LABEL) && !allows_dots(LABEL));
+        assert!(asks_for_dns(SUBDOMAIN) && allows_dots(SUBDOMAIN));
+        assert!(asks_for_dns("^[a-z][a-z0-9-]*$"));
+        assert!(!asks_for_dns("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"));
+        assert!(!asks_for_dns("self.size() > 2"));
+    }
+
+    #[test]
+    fn normalises() {
+        assert_eq!(normalise("ArgoCD", false, 63).as_deref(), Some("argocd"));
+        assert_eq!(normalise(" My_App ", false, 63).as_deref(), Some("my-app"));
+        assert_eq!(normalise("a.b", false, 63).as_deref(), Some("a-b"));
+        assert_eq!(normalise("A.b", true, 253).as_deref(), Some("a.b"));
+        assert_eq!(normalise("-stable-", true, 253).as_deref(), Some("stable"));
+        assert_eq!(normalise("\"alpha\"", true, 253).as_deref(), Some("alpha"));
+    }
+
+    #[test]
+    fn refuses_lossy_or_useless_changes() {
+        assert_eq!(normalise("argocd", false, 63), None);
+        assert_eq!(normalise("alpha,beta", true, 253), None);
+        assert_eq!(normalise("café", true, 253), None);
+        assert_eq!(normalise("!!!", true, 253), None);
+        assert_eq!(normalise(&"A".repeat(64), false, 63), None);
+    }
+}

@@ -1,0 +1,289 @@
+//! Unknown properties: a misspelt key renamed to the sibling property it stands for, or a
+//! property moved to the one place in the schema where a property of that name lives (which
+//! also migrates objects written for another version of the CRD).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::nearest::{self, Closeness, Pick};
+use super::{Edit, Proposal, Verify, PRIORITY_RELOCATE};
+use crate::pointer;
+use crate::schema;
+
+/// Schema nodes deeper than this are not indexed (bounded work on odd schemas).
+const MAX_SCHEMA_DEPTH: usize = 24;
+/// At most this many properties are indexed.
+const MAX_INDEXED: usize = 20_000;
+
+/// Property name → pointers of every place the schema declares a property of that name,
+/// following `properties` only (an array index or a map key cannot be guessed).
+#[derive(Default)]
+pub struct SchemaIndex {
+    by_name: HashMap<String, Vec<String>>,
+}
+
+impl SchemaIndex {
+    pub fn build(schema: &Value) -> Self {
+        let mut index = SchemaIndex::default();
+        let mut count = 0usize;
+        let mut stack: Vec<(&Value, String, usize)> = vec![(schema, String::new(), 0)];
+        while let Some((node, at, depth)) = stack.pop() {
+            let Some(props) = node.get("properties").and_then(Value::as_object) else {
+                continue;
+            };
+            for (name, child) in props {
+                count += 1;
+                if count > MAX_INDEXED {
+                    return index;
+                }
+                let child_at = pointer::push(&at, name);
+                index
+                    .by_name
+                    .entry(name.clone())
+                    .or_default()
+                    .push(child_at.clone());
+                if depth + 1 < MAX_SCHEMA_DEPTH {
+                    stack.push((child, child_at, depth + 1));
+                }
+            }
+        }
+        index
+    }
+
+    fn paths(&self, name: &str) -> &[String] {
+        self.by_name
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+}
+
+/// Can `target` be created in `object` (every existing ancestor an object)?
+fn creatable(object: &Value, target: &str) -> bool {
+    let mut node = object;
+    for token in pointer::tokens(target) {
+        match node {
+            Value::Object(map) => match map.get(&token) {
+                Some(child) => node = child,
+                None => return true,
+            },
+            _ => return false,
+        }
+    }
+    false
+}
+
+fn rename(at: &str, parent: &str, target: &str, closeness: Closeness) -> Proposal {
+    let reason = match closeness {
+        Closeness::Canonical => "renamed: same name, other spelling",
+        Closeness::Distance(_) => "renamed: closest property",
+    }
+    .to_string();
+    Proposal {
+        path: pointer::push(parent, target),
+        edit: Edit::Move {
+            from: at.to_string(),
+        },
+        rule: "rename",
+        reason,
+        verify: Verify::Nothing,
+        priority: PRIORITY_RELOCATE,
+    }
+}
+
+/// A repair for the unknown property at `at`: `Ok(None)` when there is nothing to try,
+/// `Err` when a repair was considered and refused.
+pub fn propose(
+    schema_root: &Value,
+    object: &Value,
+    at: &str,
+    index: &mut Option<SchemaIndex>,
+    allowed: &dyn Fn(&str) -> bool,
+) -> Result<Option<Proposal>, String> {
+    let Some((parent, key)) = pointer::split_last(at) else {
+        return Ok(None);
+    };
+    let Some(present) = object.pointer(parent).and_then(Value::as_object) else {
+        return Ok(None);
+    };
+    let parent_schema = schema::node_at(schema_root, parent);
+    let properties: Vec<&str> = parent_schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let required: Vec<&str> = parent_schema
+        .and_then(|s| s.get("required"))
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let absent: Vec<&str> = properties
+        .iter()
+        .copied()
+        .filter(|p| !present.contains_key(*p))
+        .collect();
+
+    // 1. The same name, spelt with other case or separators.
+    match nearest::pick(&key, &absent) {
+        Pick::One(target, Closeness::Canonical) => {
+            return Ok(Some(rename(at, parent, target, Closeness::Canonical)));
+        }
+        Pick::Ambiguous(names) if nearest::canonical(names[0]) == nearest::canonical(&key) => {
+            return Err(format!("{key:?} could be {} or {}", names[0], names[1]));
+        }
+        _ => {}
+    }
+    let canon = nearest::canonical(&key);
+    if let Some(existing) = properties
+        .iter()
+        .find(|p| present.contains_key(**p) && nearest::canonical(p) == canon && **p != key)
+    {
+        return Err(format!("{key:?} collides with the existing {existing}"));
+    }
+
+    // 2. The one place in the schema where a property of this name lives.
+    let index = index.get_or_insert_with(|| SchemaIndex::build(schema_root));
+    let places: Vec<&String> = index
+        .paths(&key)
+        .iter()
+        .filter(|p| p.as_str() != at && allowed(p))
+        .collect();
+    if let [target] = places.as_slice() {
+        if object.pointer(target).is_none()
+            && creatable(object, target)
+            && !pointer::is_under(target, at)
+        {
+            return Ok(Some(Proposal {
+                path: (*target).clone(),
+                edit: Edit::Move {
+                    from: at.to_string(),
+                },
+                rule: "move",
+                reason: "moved to schema path".to_string(),
+                verify: Verify::Nothing,
+                priority: PRIORITY_RELOCATE,
+            }));
+        }
+    }
+
+    // 3. The closest sibling, preferring the required ones that are missing.
+    let missing_required: Vec<&str> = absent
+        .iter()
+        .copied()
+        .filter(|p| required.contains(p))
+        .collect();
+    for candidates in [&missing_required, &absent] {
+        match nearest::pick(&key, candidates) {
+            Pick::One(target, closeness) => {
+                return Ok(Some(rename(at, parent, target, closeness)));
+            }
+            Pick::Ambiguous(names) => {
+                return Err(format!(
+                    "{key:?} is as close to {} as to {}",
+                    names[0], names[1]
+                ));
+            }
+            Pick::NoneClose => {}
+        }
+    }
+    if places.len() > 1 {
+        return Err(format!(
+            "{key:?} exists at {} places in the schema",
+            places.len()
+        ));
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "spec": {"type": "object", "required": ["namespace", "source"], "properties": {
+                "namespace": {"type": "string"},
+                "install": {"type": "object", "properties": {"preflight": {"type": "object"}}},
+                "source": {"type": "object", "properties": {
+                    "sourceType": {"type": "string"},
+                    "catalog": {"type": "object", "properties": {
+                        "packageName": {"type": "string"},
+                        "version": {"type": "string"}
+                    }}
+                }},
+                "step": {"type": "integer"},
+                "steps": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+                "version": {"type": "string"}
+            }}
+        }})
+    }
+
+    fn any(_: &str) -> bool {
+        true
+    }
+
+    fn run(object: Value, at: &str) -> Result<Option<Proposal>, String> {
+        let mut index = None;
+        propose(&schema(), &object, at, &mut index, &any)
+    }
+
+    #[test]
+    fn renames_misspelt_keys() {
+        let p = run(json!({"spec": {"sorce": {}}}), "/spec/sorce")
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.path, "/spec/source");
+        assert!(matches!(p.edit, Edit::Move { ref from } if from == "/spec/sorce"));
+        let p = run(json!({"spec": {"name_space": "a"}}), "/spec/name_space")
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.path, "/spec/namespace");
+        assert!(p.reason.contains("same name"));
+    }
+
+    #[test]
+    fn moves_to_the_unique_schema_path() {
+        let o = json!({"spec": {"install": {"namespace": "a"}}});
+        let p = run(o, "/spec/install/namespace").unwrap().unwrap();
+        assert_eq!(p.path, "/spec/namespace");
+        assert_eq!(p.rule, "move");
+        let o = json!({"spec": {"source": {"packageName": "a"}}});
+        let p = run(o, "/spec/source/packageName").unwrap().unwrap();
+        assert_eq!(p.path, "/spec/source/catalog/packageName");
+    }
+
+    #[test]
+    fn refuses_ambiguity_and_collisions() {
+        let e = run(json!({"spec": {"stepz": 1}}), "/spec/stepz").unwrap_err();
+        assert!(e.contains("as close"), "{e}");
+        let e = run(
+            json!({"spec": {"namespace": "a", "Namespace": "b"}}),
+            "/spec/Namespace",
+        )
+        .unwrap_err();
+        assert!(e.contains("collides"), "{e}");
+        // "version" lives at two places: no move; and nothing close nearby.
+        let o = json!({"spec": {"install": {"version": "1"}}});
+        let e = run(o, "/spec/install/version").unwrap_err();
+        assert!(e.contains("2 places"), "{e}");
+        // Nothing to derive anything from.
+        assert!(run(json!({"spec": {"zzzz": 1}}), "/spec/zzzz")
+            .unwrap()
+            .is_none());
+        // The target is taken.
+        let o = json!({"spec": {"namespace": "x", "install": {"namespace": "a"}}});
+        assert!(run(o, "/spec/install/namespace").unwrap().is_none());
+    }
+
+    #[test]
+    fn index_skips_items() {
+        let index = SchemaIndex::build(&schema());
+        assert!(index.paths("name").is_empty());
+        assert_eq!(
+            index.paths("packageName"),
+            ["/spec/source/catalog/packageName"]
+        );
+    }
+}

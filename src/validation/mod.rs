@@ -1,0 +1,998 @@
+//! Stage 3: validate an object as the API server validates custom resources.
+//!
+//! The object and its structural schema are walked together: only the schema nodes the object
+//! reaches are looked at, only the `pattern`s and CEL rules of those nodes are compiled (each
+//! distinct one once), and nothing is prepared ahead of time — every evaluation runs in a fresh
+//! wasm instance, so nothing would survive anyway.
+//!
+//! Order of the errors (most important first): structure (`Required`, wrong type, `null`,
+//! unknown fields), then value constraints (enum, pattern, format, lengths, bounds, items,
+//! properties, duplicates, embedded resources), then CEL rules. Within a class errors come in
+//! walk order: depth first, object keys in alphabetical order, `required` in the schema's order
+//! before the keys of the object that declares them.
+//!
+//! Like the API server, CEL rules are not evaluated while the object has type errors (a `null`
+//! where the schema does not allow one counts as one): a warning says so.
+
+mod formats;
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use crate::cel_rules::{self, OldSelf, RuleCache, RuleResult};
+use crate::pointer;
+use crate::schema;
+use crate::types::{ErrorKind, FieldError, ValidationOutcome};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValidateOptions {
+    /// Report properties the schema does not know (see `Settings::reject_unknown_fields`).
+    pub report_unknown_fields: bool,
+}
+
+/// Deepest nesting of the object that is walked.
+pub const MAX_DEPTH: usize = 64;
+/// Most errors reported for one object.
+pub const MAX_ERRORS: usize = 100;
+/// Most CEL rule evaluations for one object.
+pub const MAX_CEL_EVALUATIONS: usize = 2_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Class {
+    Structure,
+    Value,
+    Cel,
+}
+
+/// A node whose `x-kubernetes-validations` run once the walk is over.
+struct CelSite<'a> {
+    pointer: String,
+    schema: &'a Value,
+    value: &'a Value,
+    old: Option<&'a Value>,
+}
+
+struct Walker<'a> {
+    options: ValidateOptions,
+    errors: Vec<(Class, FieldError)>,
+    warnings: Vec<String>,
+    sites: Vec<CelSite<'a>>,
+    /// A type error (or a forbidden `null`) was found: CEL rules are not evaluated.
+    blocking: bool,
+    depth_warned: bool,
+}
+
+/// Validates `object` (the whole custom resource) against the CRD version's
+/// `openAPIV3Schema`. `old_object` is given on UPDATE; transition rules (`oldSelf`) run only
+/// where the old value exists.
+pub fn validate(
+    schema: &Value,
+    object: &Value,
+    old_object: Option<&Value>,
+    options: ValidateOptions,
+) -> ValidationOutcome {
+    let mut w = Walker {
+        options,
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        sites: Vec::new(),
+        blocking: false,
+        depth_warned: false,
+    };
+    w.walk_root(schema, object, old_object);
+    w.run_cel();
+    let Walker {
+        mut errors,
+        mut warnings,
+        ..
+    } = w;
+    errors.sort_by_key(|(class, _)| *class);
+    let mut errors: Vec<FieldError> = errors.into_iter().map(|(_, e)| e).collect();
+    if errors.len() > MAX_ERRORS {
+        warnings.push(format!(
+            "crfix: {} more errors not reported (at most {MAX_ERRORS})",
+            errors.len() - MAX_ERRORS
+        ));
+        errors.truncate(MAX_ERRORS);
+    }
+    warnings.dedup();
+    ValidationOutcome { errors, warnings }
+}
+
+/// JSON equality with numbers compared by value (`1` equals `1.0`), as the API server compares
+/// decoded values.
+pub fn values_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => match (x.as_u64(), y.as_u64()) {
+                (Some(x), Some(y)) => x == y,
+                _ => x.as_f64() == y.as_f64(),
+            },
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| values_equal(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x
+                    .iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// The JSON type name of a value, as the API server names it in messages.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) => {
+            if is_integer(n) {
+                "integer"
+            } else {
+                "number"
+            }
+        }
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// JSON numbers without a fraction are integers; so are floats with a zero fraction, which
+/// the API server's validator accepts for `type: integer`.
+fn is_integer(n: &serde_json::Number) -> bool {
+    n.is_i64()
+        || n.is_u64()
+        || n
+            .as_f64()
+            .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+}
+
+/// A value as the API server quotes it in `Invalid value: ...`.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => {
+            let s = value.to_string();
+            truncate(&s, 80)
+        }
+        Value::Array(_) => "\"array\"".into(),
+        Value::Object(_) => "\"object\"".into(),
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max).collect();
+        out.push('…');
+        out
+    }
+}
+
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64()
+}
+
+fn uint(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+            .map(|f| f as u64)
+    })
+}
+
+impl<'a> Walker<'a> {
+    fn full(&self) -> bool {
+        self.errors.len() > MAX_ERRORS
+    }
+
+    fn push(&mut self, class: Class, pointer: String, kind: ErrorKind, message: String) {
+        if self.full() {
+            return;
+        }
+        self.errors.push((
+            class,
+            FieldError {
+                pointer,
+                kind,
+                message,
+            },
+        ));
+    }
+
+    fn warn(&mut self, message: String) {
+        if !self.warnings.contains(&message) {
+            self.warnings.push(message);
+        }
+    }
+
+    fn walk_root(&mut self, schema: &'a Value, object: &'a Value, old: Option<&'a Value>) {
+        let Some(obj) = object.as_object() else {
+            self.type_error("", schema, object, "object");
+            return;
+        };
+        // apiVersion, kind and metadata are the API server's, whatever the schema says; only
+        // metadata.name and metadata.generateName may be restricted by a CRD schema.
+        for key in ["apiVersion", "kind"] {
+            if let Some(v) = obj.get(key) {
+                if !v.is_string() {
+                    self.type_error(&pointer::push("", key), schema, v, "string");
+                }
+            }
+        }
+        if let Some(meta) = obj.get("metadata") {
+            match meta.as_object() {
+                None => self.type_error("/metadata", schema, meta, "object"),
+                Some(meta_obj) => {
+                    if let Some(meta_schema) = schema.get("properties").and_then(|p| p.get("metadata")) {
+                        for key in ["name", "generateName"] {
+                            if let (Some(v), Some(s)) = (
+                                meta_obj.get(key),
+                                meta_schema.get("properties").and_then(|p| p.get(key)),
+                            ) {
+                                let p = pointer::push("/metadata", key);
+                                self.walk(s, v, None, &p, 2);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.walk_node(schema, object, old, "", 0, true);
+    }
+
+    fn type_error(&mut self, ptr: &str, _schema: &Value, value: &Value, expected: &str) {
+        self.blocking = true;
+        let actual = json_type(value);
+        self.push(
+            Class::Structure,
+            ptr.to_string(),
+            ErrorKind::Type {
+                expected: expected.to_string(),
+            },
+            format!(
+                "Invalid value: \"{actual}\": {} in body must be of type {expected}: \"{actual}\"",
+                pointer::to_field_path(ptr)
+            ),
+        );
+    }
+
+    fn walk(
+        &mut self,
+        schema: &'a Value,
+        value: &'a Value,
+        old: Option<&'a Value>,
+        ptr: &str,
+        depth: usize,
+    ) {
+        self.walk_node(schema, value, old, ptr, depth, false);
+    }
+
+    fn walk_node(
+        &mut self,
+        schema: &'a Value,
+        value: &'a Value,
+        old: Option<&'a Value>,
+        ptr: &str,
+        depth: usize,
+        root: bool,
+    ) {
+        if self.full() {
+            return;
+        }
+        if depth > MAX_DEPTH {
+            if !self.depth_warned {
+                self.depth_warned = true;
+                self.warn(format!(
+                    "crfix: {} is nested more than {MAX_DEPTH} levels deep; not checked below",
+                    pointer::to_field_path(ptr)
+                ));
+            }
+            return;
+        }
+        if value.is_null() {
+            if !schema::is_nullable(schema) && !schema.is_null() {
+                self.blocking = true;
+                let expected = match schema::type_of(schema) {
+                    "" if schema::is_int_or_string(schema) => "int-or-string",
+                    "" => "non-null",
+                    t => t,
+                };
+                self.push(
+                    Class::Structure,
+                    ptr.to_string(),
+                    ErrorKind::Null,
+                    format!(
+                        "Invalid value: \"null\": {} in body must be of type {expected}: \"null\"",
+                        pointer::to_field_path(ptr)
+                    ),
+                );
+            }
+            return;
+        }
+        if !self.check_type(schema, value, ptr) {
+            return;
+        }
+        self.check_value(schema, value, ptr);
+        self.check_combinators(schema, value, ptr);
+        if schema
+            .get("x-kubernetes-validations")
+            .and_then(Value::as_array)
+            .is_some_and(|r| !r.is_empty())
+        {
+            self.sites.push(CelSite {
+                pointer: ptr.to_string(),
+                schema,
+                value,
+                old,
+            });
+        }
+        match value {
+            Value::Object(obj) => self.walk_object(schema, obj, old, ptr, depth, root),
+            Value::Array(items) => self.walk_array(schema, items, old, ptr, depth),
+            _ => {}
+        }
+    }
+
+    /// `false` when the value has the wrong type (and nothing below it is checked).
+    fn check_type(&mut self, schema: &Value, value: &Value, ptr: &str) -> bool {
+        if schema::is_int_or_string(schema) {
+            let ok = match value {
+                Value::String(_) => true,
+                Value::Number(n) => is_integer(n),
+                _ => false,
+            };
+            if !ok {
+                self.type_error(ptr, schema, value, "int-or-string");
+            }
+            return ok;
+        }
+        let expected = schema::type_of(schema);
+        let ok = match expected {
+            "" => true,
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "number" => value.is_number(),
+            "integer" => value.as_number().is_some_and(is_integer),
+            _ => true,
+        };
+        if !ok {
+            self.type_error(ptr, schema, value, expected);
+        }
+        ok
+    }
+
+    fn check_value(&mut self, schema: &Value, value: &Value, ptr: &str) {
+        let fp = || pointer::to_field_path(ptr);
+        if let Some(allowed) = schema::enum_values(schema) {
+            if !allowed.iter().any(|a| values_equal(a, value)) {
+                let list = allowed
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.push(
+                    Class::Value,
+                    ptr.to_string(),
+                    ErrorKind::Enum {
+                        allowed: allowed.clone(),
+                    },
+                    format!("Unsupported value: {}: supported values: {list}", shown(value)),
+                );
+            }
+        }
+        match value {
+            Value::String(s) => {
+                let mut chars: Option<u64> = None;
+                let mut count = || *chars.get_or_insert_with(|| s.chars().count() as u64);
+                if let Some(limit) = schema.get("maxLength").and_then(uint) {
+                    if count() > limit {
+                        self.push(
+                            Class::Value,
+                            ptr.to_string(),
+                            ErrorKind::MaxLength { limit },
+                            format!("Too long: may not be more than {limit} bytes"),
+                        );
+                    }
+                }
+                if let Some(limit) = schema.get("minLength").and_then(uint) {
+                    if count() < limit {
+                        self.push(
+                            Class::Value,
+                            ptr.to_string(),
+                            ErrorKind::MinLength { limit },
+                            format!(
+                                "Invalid value: {}: {} in body should be at least {limit} chars long",
+                                shown(value),
+                                fp()
+                            ),
+                        );
+                    }
+                }
+                if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+                    match cel_rules::regex::get(pattern) {
+                        Ok(re) => {
+                            if !re.is_match(s) {
+                                self.push(
+                                    Class::Value,
+                                    ptr.to_string(),
+                                    ErrorKind::Pattern {
+                                        pattern: pattern.to_string(),
+                                    },
+                                    format!(
+                                        "Invalid value: {}: {} in body should match '{pattern}'",
+                                        shown(value),
+                                        fp()
+                                    ),
+                                );
+                            }
+                        }
+                        Err(e) => self.warn(format!(
+                            "crfix: pattern at {} not checked: {e}",
+                            fp()
+                        )),
+                    }
+                }
+                if let Some(format) = schema.get("format").and_then(Value::as_str) {
+                    if formats::is_checked(format) && !formats::check(format, s) {
+                        self.push(
+                            Class::Value,
+                            ptr.to_string(),
+                            ErrorKind::Format {
+                                format: format.to_string(),
+                            },
+                            format!(
+                                "Invalid value: {}: {} in body must be of type {format}: {}",
+                                shown(value),
+                                fp(),
+                                shown(value)
+                            ),
+                        );
+                    }
+                }
+            }
+            Value::Number(n) => {
+                let x = n.as_f64().unwrap_or(f64::NAN);
+                if let Some(limit) = schema.get("minimum").and_then(num) {
+                    let exclusive = schema
+                        .get("exclusiveMinimum")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false);
+                    if (exclusive && x <= limit) || (!exclusive && x < limit) {
+                        let shown_limit = schema.get("minimum").map(Value::to_string).unwrap_or_default();
+                        let rel = if exclusive { "greater than" } else { "greater than or equal to" };
+                        self.push(
+                            Class::Value,
+                            ptr.to_string(),
+                            ErrorKind::Minimum { limit, exclusive },
+                            format!("Invalid value: {n}: {} in body should be {rel} {shown_limit}", fp()),
+                        );
+                    }
+                }
+                if let Some(limit) = schema.get("maximum").and_then(num) {
+                    let exclusive = schema
+                        .get("exclusiveMaximum")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false);
+                    if (exclusive && x >= limit) || (!exclusive && x > limit) {
+                        let shown_limit = schema.get("maximum").map(Value::to_string).unwrap_or_default();
+                        let rel = if exclusive { "less than" } else { "less than or equal to" };
+                        self.push(
+                            Class::Value,
+                            ptr.to_string(),
+                            ErrorKind::Maximum { limit, exclusive },
+                            format!("Invalid value: {n}: {} in body should be {rel} {shown_limit}", fp()),
+                        );
+                    }
+                }
+                if let Some(factor) = schema.get("multipleOf").and_then(num) {
+                    if factor > 0.0 && !is_multiple(n, x, factor) {
+                        let shown_factor = schema.get("multipleOf").map(Value::to_string).unwrap_or_default();
+                        self.push(
+                            Class::Value,
+                            ptr.to_string(),
+                            ErrorKind::MultipleOf { factor },
+                            format!("Invalid value: {n}: {} in body should be a multiple of {shown_factor}", fp()),
+                        );
+                    }
+                }
+            }
+            Value::Array(items) => {
+                let len = items.len() as u64;
+                if let Some(limit) = schema.get("maxItems").and_then(uint) {
+                    if len > limit {
+                        self.push(
+                            Class::Value,
+                            ptr.to_string(),
+                            ErrorKind::MaxItems { limit },
+                            format!("Too many: {len}: must have at most {limit} items"),
+                        );
+                    }
+                }
+                if let Some(limit) = schema.get("minItems").and_then(uint) {
+                    if len < limit {
+                        self.push(
+                            Class::Value,
+                            ptr.to_string(),
+                            ErrorKind::MinItems { limit },
+                            format!("Invalid value: {len}: {} in body should have at least {limit} items", fp()),
+                        );
+                    }
+                }
+                self.check_list_type(schema, items, ptr);
+            }
+            Value::Object(obj) => {
+                let len = obj.len() as u64;
+                if let Some(limit) = schema.get("maxProperties").and_then(uint) {
+                    if len > limit {
+                        self.push(
+                            Class::Value,
+                            ptr.to_string(),
+                            ErrorKind::MaxProperties { limit },
+                            format!("Too many: {len}: must have at most {limit} items"),
+                        );
+                    }
+                }
+                if let Some(limit) = schema.get("minProperties").and_then(uint) {
+                    if len < limit {
+                        self.push(
+                            Class::Value,
+                            ptr.to_string(),
+                            ErrorKind::MinProperties { limit },
+                            format!(
+                                "Invalid value: {len}: {} in body should have at least {limit} properties",
+                                fp()
+                            ),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `allOf` is checked in full on the same value; `anyOf`/`oneOf`/`not` of anything but the
+    /// int-or-string type alternatives are not checked (a warning says so).
+    fn check_combinators(&mut self, schema: &'a Value, value: &'a Value, ptr: &str) {
+        if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
+            for branch in all {
+                self.check_value(branch, value, ptr);
+                if let Some(obj) = value.as_object() {
+                    self.check_required(branch, obj, ptr);
+                }
+            }
+        }
+        for key in ["anyOf", "oneOf", "not"] {
+            let Some(c) = schema.get(key) else { continue };
+            let type_only = c.as_array().is_some_and(|branches| {
+                branches.iter().all(|b| {
+                    b.as_object()
+                        .is_some_and(|o| o.keys().all(|k| k == "type" || k == "description"))
+                })
+            });
+            if !type_only {
+                self.warn(format!(
+                    "crfix: {key} at {} not checked",
+                    pointer::to_field_path(ptr)
+                ));
+            }
+        }
+    }
+
+    fn check_required(&mut self, schema: &Value, obj: &Map<String, Value>, ptr: &str) {
+        for name in schema::required(schema) {
+            if !obj.contains_key(name) {
+                self.push(
+                    Class::Structure,
+                    pointer::push(ptr, name),
+                    ErrorKind::Required,
+                    "Required value".to_string(),
+                );
+            }
+        }
+    }
+
+    fn check_list_type(&mut self, schema: &Value, items: &[Value], ptr: &str) {
+        match schema::list_type(schema) {
+            "set" => {
+                let mut seen: HashSet<String> = HashSet::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    if !seen.insert(canonical(item)) {
+                        self.push(
+                            Class::Value,
+                            pointer::push(ptr, &i.to_string()),
+                            ErrorKind::Duplicate,
+                            format!("Duplicate value: {}", truncate(&item.to_string(), 80)),
+                        );
+                    }
+                }
+            }
+            "map" => {
+                let keys = schema::list_map_keys(schema);
+                if keys.is_empty() {
+                    return;
+                }
+                let item_schema = schema.get("items");
+                let mut seen: HashSet<String> = HashSet::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let Some(obj) = item.as_object() else { continue };
+                    let key = map_key(obj, &keys, item_schema);
+                    let shown_key = Value::Object(
+                        keys.iter()
+                            .filter_map(|k| {
+                                key_value(obj, k, item_schema).map(|v| (k.to_string(), v.clone()))
+                            })
+                            .collect(),
+                    );
+                    if !seen.insert(key) {
+                        self.push(
+                            Class::Value,
+                            pointer::push(ptr, &i.to_string()),
+                            ErrorKind::Duplicate,
+                            format!("Duplicate value: {}", truncate(&shown_key.to_string(), 120)),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn walk_object(
+        &mut self,
+        schema: &'a Value,
+        obj: &'a Map<String, Value>,
+        old: Option<&'a Value>,
+        ptr: &str,
+        depth: usize,
+        root: bool,
+    ) {
+        let embedded = schema::is_embedded(schema);
+        if embedded {
+            for key in ["apiVersion", "kind"] {
+                let present = obj
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| !s.is_empty());
+                if !present {
+                    self.push(
+                        Class::Value,
+                        pointer::push(ptr, key),
+                        ErrorKind::EmbeddedResource,
+                        "Required value: must not be empty".to_string(),
+                    );
+                }
+            }
+            if let Some(meta) = obj.get("metadata") {
+                if !meta.is_object() {
+                    self.type_error(&pointer::push(ptr, "metadata"), schema, meta, "object");
+                }
+            }
+        }
+        self.check_required(schema, obj, ptr);
+        let props = schema.get("properties").and_then(Value::as_object);
+        let additional = schema.get("additionalProperties");
+        let preserve = schema::preserves_unknown(schema)
+            || additional.and_then(Value::as_bool).unwrap_or(false);
+        for (key, child) in obj {
+            if self.full() {
+                return;
+            }
+            // The root's apiVersion/kind/metadata were checked by walk_root; an embedded
+            // resource's just above.
+            if (root || embedded) && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+                continue;
+            }
+            let child_schema = props
+                .and_then(|p| p.get(key))
+                .or_else(|| additional.filter(|a| a.is_object()));
+            let child_old = old.and_then(|o| o.get(key));
+            match child_schema {
+                Some(s) => {
+                    let p = pointer::push(ptr, key);
+                    self.walk(s, child, child_old, &p, depth + 1);
+                }
+                None if preserve || (schema::type_of(schema).is_empty() && props.is_none()) => {}
+                None => {
+                    if self.options.report_unknown_fields {
+                        let p = pointer::push(ptr, key);
+                        self.push(
+                            Class::Structure,
+                            p,
+                            ErrorKind::Unknown,
+                            "field not declared in schema".to_string(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn walk_array(
+        &mut self,
+        schema: &'a Value,
+        items: &'a [Value],
+        old: Option<&'a Value>,
+        ptr: &str,
+        depth: usize,
+    ) {
+        let Some(item_schema) = schema.get("items").filter(|i| i.is_object()) else {
+            return;
+        };
+        // Old values correlate only through map-type lists (by key), never by position.
+        let old_items: Option<Vec<(String, &'a Value)>> = if schema::list_type(schema) == "map" {
+            let keys = schema::list_map_keys(schema);
+            old.and_then(Value::as_array).map(|olds| {
+                olds.iter()
+                    .filter_map(|o| {
+                        o.as_object()
+                            .map(|obj| (map_key(obj, &keys, Some(item_schema)), o))
+                    })
+                    .collect()
+            })
+        } else {
+            None
+        };
+        let keys = schema::list_map_keys(schema);
+        for (i, item) in items.iter().enumerate() {
+            if self.full() {
+                return;
+            }
+            let item_old = match (&old_items, item.as_object()) {
+                (Some(olds), Some(obj)) => {
+                    let k = map_key(obj, &keys, Some(item_schema));
+                    olds.iter().find(|(ok, _)| *ok == k).map(|(_, v)| *v)
+                }
+                _ => None,
+            };
+            let p = pointer::push(ptr, &i.to_string());
+            self.walk(item_schema, item, item_old, &p, depth + 1);
+        }
+    }
+
+    fn run_cel(&mut self) {
+        if self.sites.is_empty() {
+            return;
+        }
+        if self.blocking {
+            self.warn(
+                "crfix: CEL validation rules were not evaluated because the object has type \
+                 errors; they run once those are corrected"
+                    .to_string(),
+            );
+            return;
+        }
+        let sites = std::mem::take(&mut self.sites);
+        let mut cache = RuleCache::default();
+        let mut evaluations = 0usize;
+        for site in &sites {
+            let Some(rules) = site
+                .schema
+                .get("x-kubernetes-validations")
+                .and_then(Value::as_array)
+            else {
+                continue;
+            };
+            for rule in rules {
+                if self.full() {
+                    return;
+                }
+                let Some(text) = rule.get("rule").and_then(Value::as_str) else {
+                    continue;
+                };
+                evaluations += 1;
+                if evaluations > MAX_CEL_EVALUATIONS {
+                    self.warn(format!(
+                        "crfix: more than {MAX_CEL_EVALUATIONS} CEL evaluations; the rest were not evaluated"
+                    ));
+                    return;
+                }
+                self.run_rule(&mut cache, site, rule, text);
+            }
+        }
+    }
+
+    fn run_rule(
+        &mut self,
+        cache: &mut RuleCache<'a>,
+        site: &CelSite<'a>,
+        rule: &'a Value,
+        text: &'a str,
+    ) {
+        let fp = pointer::to_field_path(&site.pointer);
+        let compiled = cache.get(text);
+        let compiled = match compiled.as_ref() {
+            Ok(c) => c,
+            Err(why) => {
+                self.warn(truncate(
+                    &format!("crfix: CEL rule at {fp} not evaluated: {why}"),
+                    300,
+                ));
+                return;
+            }
+        };
+        let optional_old = rule
+            .get("optionalOldSelf")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let old_self = || {
+            if !compiled.transition {
+                OldSelf::Absent
+            } else if optional_old {
+                OldSelf::Optional(site.old)
+            } else {
+                site.old.map(OldSelf::Value).unwrap_or(OldSelf::Absent)
+            }
+        };
+        // Transition rules run only where the old value exists (never on CREATE), unless the
+        // rule asks for an optional oldSelf.
+        if compiled.transition && !optional_old && site.old.is_none() {
+            return;
+        }
+        let result = cel_rules::evaluate(compiled, site.schema, site.value, old_self());
+        let type_name = if schema::is_int_or_string(site.schema) {
+            "int-or-string"
+        } else {
+            match schema::type_of(site.schema) {
+                "" => json_type(site.value),
+                t => t,
+            }
+        };
+        let reason = rule
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("FieldValueInvalid")
+            .to_string();
+        let message = match result {
+            RuleResult::Pass => return,
+            RuleResult::Unsupported(why) => {
+                self.warn(truncate(
+                    &format!("crfix: CEL rule at {fp} not evaluated: {why}"),
+                    300,
+                ));
+                return;
+            }
+            RuleResult::Error(e) => format!("{e} evaluating rule: {text}"),
+            RuleResult::Fail => {
+                let mut message = None;
+                if let Some(expr) = rule.get("messageExpression").and_then(Value::as_str) {
+                    match cel_rules::evaluate_message(expr, site.schema, site.value, old_self()) {
+                        Ok(m) if !m.trim().is_empty() => message = Some(m),
+                        Ok(_) => {}
+                        Err(e) => self.warn(truncate(
+                            &format!("crfix: messageExpression at {fp} not evaluated: {e}"),
+                            300,
+                        )),
+                    }
+                }
+                message
+                    .or_else(|| {
+                        rule.get("message")
+                            .and_then(Value::as_str)
+                            .filter(|m| !m.is_empty())
+                            .map(str::to_string)
+                    })
+                    .unwrap_or_else(|| format!("failed rule: {text}"))
+            }
+        };
+        let message = match reason.as_str() {
+            "FieldValueRequired" => format!("Required value: {message}"),
+            "FieldValueForbidden" => format!("Forbidden: {message}"),
+            "FieldValueDuplicate" => format!("Duplicate value: {message}"),
+            _ => format!("Invalid value: \"{type_name}\": {message}"),
+        };
+        let pointer = match rule.get("fieldPath").and_then(Value::as_str) {
+            Some(fp) if !fp.is_empty() => match field_path_to_pointer(fp) {
+                Some(suffix) => format!("{}{suffix}", site.pointer),
+                None => site.pointer.clone(),
+            },
+            _ => site.pointer.clone(),
+        };
+        self.push(
+            Class::Cel,
+            pointer,
+            ErrorKind::Cel {
+                rule: text.to_string(),
+                reason,
+                transition: compiled.transition,
+            },
+            message,
+        );
+    }
+}
+
+fn is_multiple(n: &serde_json::Number, x: f64, factor: f64) -> bool {
+    if let (Some(i), true) = (n.as_i64(), factor.fract() == 0.0) {
+        let f = factor as i64;
+        return f == 0 || i % f == 0;
+    }
+    let q = x / factor;
+    (q - q.round()).abs() < 1e-9
+}
+
+/// A canonical text of a value, for set/map uniqueness (numbers by value).
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Number(n) if is_integer(n) && !n.is_i64() && !n.is_u64() => {
+            format!("{}", n.as_f64().unwrap_or(0.0) as i64)
+        }
+        Value::Object(map) => {
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), canonical(v)))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", inner.join(","))
+        }
+        _ => value.to_string(),
+    }
+}
+
+/// The value of a list-map key of an item: the item's own or the key's schema default.
+fn key_value<'v>(
+    obj: &'v Map<String, Value>,
+    key: &str,
+    item_schema: Option<&'v Value>,
+) -> Option<&'v Value> {
+    obj.get(key).or_else(|| {
+        item_schema
+            .and_then(|s| s.get("properties"))
+            .and_then(|p| p.get(key))
+            .and_then(schema::default_value)
+    })
+}
+
+fn map_key(obj: &Map<String, Value>, keys: &[&str], item_schema: Option<&Value>) -> String {
+    keys.iter()
+        .map(|k| {
+            key_value(obj, k, item_schema)
+                .map(canonical)
+                .unwrap_or_else(|| "∅".into())
+        })
+        .collect::<Vec<_>>()
+        .join("\u{1f}")
+}
+
+/// A CEL rule's `fieldPath` (`.spec.a`, `.b['c.d']`, `.list[0]`) as a pointer suffix.
+pub fn field_path_to_pointer(path: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            if end == 0 {
+                return None;
+            }
+            out = pointer::push(&out, &r[..end]);
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix("['") {
+            let end = r.find("']")?;
+            out = pointer::push(&out, &r[..end]);
+            rest = &r[end + 2..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']')?;
+            let idx = &r[..end];
+            if idx.is_empty() || !idx.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            out = pointer::push(&out, idx);
+            rest = &r[end + 1..];
+        } else {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests;

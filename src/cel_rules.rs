@@ -49,13 +49,65 @@ pub mod regex {
         CACHE.with(|cache| cache.borrow_mut().clear());
     }
 
+    /// `pattern` with its capturing groups made non-capturing. Only matching is ever asked
+    /// of these regexes, and regex-lite's matcher allocates per state and capture slot: for a
+    /// large pattern with many groups (a semver range) that is most of a millisecond.
+    pub fn without_captures(pattern: &str) -> std::borrow::Cow<'_, str> {
+        if !pattern.contains('(') {
+            return std::borrow::Cow::Borrowed(pattern);
+        }
+        let mut out = String::with_capacity(pattern.len() + 16);
+        let mut chars = pattern.chars().peekable();
+        let mut in_class = false;
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    out.push(c);
+                    if let Some(next) = chars.next() {
+                        out.push(next);
+                    }
+                }
+                '[' if !in_class => {
+                    in_class = true;
+                    out.push(c);
+                    // A `]` right after `[` or `[^` is a literal.
+                    if chars.peek() == Some(&'^') {
+                        out.push('^');
+                        chars.next();
+                    }
+                    if chars.peek() == Some(&']') {
+                        out.push(']');
+                        chars.next();
+                    }
+                }
+                '[' if in_class && chars.peek() == Some(&':') => {
+                    // A POSIX class `[:alpha:]` inside a class.
+                    out.push(c);
+                    for n in chars.by_ref() {
+                        out.push(n);
+                        if n == ']' {
+                            break;
+                        }
+                    }
+                }
+                ']' if in_class => {
+                    in_class = false;
+                    out.push(c);
+                }
+                '(' if !in_class && chars.peek() != Some(&'?') => out.push_str("(?:"),
+                _ => out.push(c),
+            }
+        }
+        std::borrow::Cow::Owned(out)
+    }
+
     /// The compiled `pattern`, or why `regex-lite` cannot compile it.
     pub fn get(pattern: &str) -> Compiled {
         CACHE.with(|cache| {
             if let Some(hit) = cache.borrow().get(pattern) {
                 return hit.clone();
             }
-            let compiled = regex_lite::Regex::new(pattern)
+            let compiled = regex_lite::Regex::new(&without_captures(pattern))
                 .map(Rc::new)
                 .map_err(|e| e.to_string());
             let mut cache = cache.borrow_mut();
@@ -690,6 +742,18 @@ mod tests {
         let s = json!({"type": "object", "properties": {"a": {"type": "string"}}});
         assert_eq!(eval("!has(self.b)", s.clone(), json!({"a": "x", "b": 1})), RuleResult::Pass);
         assert!(matches!(eval("self.a == 'x'", s, json!({})), RuleResult::Error(_)));
+    }
+
+    #[test]
+    fn captures_are_removed_without_changing_the_language() {
+        use super::regex::without_captures;
+        assert_eq!(without_captures("^(a|b)+$"), "^(?:a|b)+$");
+        assert_eq!(without_captures(r"\(x\)[(]"), r"\(x\)[(]");
+        assert_eq!(without_captures("[]()](?i)(c)"), "[]()](?i)(?:c)");
+        assert_eq!(without_captures("[^]a](b)"), "[^]a](?:b)");
+        assert_eq!(without_captures("[[:alpha:]](d)"), "[[:alpha:]](?:d)");
+        let re = regex::get("^(v?(0|[1-9][0-9]*))([.](0|[1-9][0-9]*)){0,2}$").unwrap();
+        assert!(re.is_match("v1.2.3") && !re.is_match("1.2.3.4"));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! Everything is synchronous. See [`fixtures`] for CRD fixtures and AdmissionRequest builders
 //! and [`cluster`] for the fake cluster that answers `get_resource`.
 
+pub mod aggregator;
 pub mod cluster;
 pub mod fixtures;
 

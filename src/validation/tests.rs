@@ -664,3 +664,53 @@ fn timing_env() {
         println!("first exec: {:?}", t.elapsed());
     }
 }
+
+#[test]
+#[ignore]
+fn timing_fresh_split() {
+    use std::time::Instant;
+    let schema = ce_v1();
+    let object = valid_ce();
+    let _ = validate(&schema, &object, None, OPTS);
+    let t = Instant::now();
+    for _ in 0..50 {
+        crate::cel_rules::regex::clear();
+        let _ = validate(&schema, &object, None, OPTS);
+    }
+    println!("regex reset only: {:?}", t.elapsed() / 50);
+    let t = Instant::now();
+    for _ in 0..50 {
+        crate::cel_rules::reset_caches();
+        let _ = crate::cel_rules::compile("true").map(|_| ());
+        let _ = validate(&schema, &object, None, OPTS);
+    }
+    println!("all reset: {:?}", t.elapsed() / 50);
+    let t = Instant::now();
+    for _ in 0..50 {
+        crate::cel_rules::regex::clear();
+        let _ = regex_lite::Regex::new(&schema.pointer("/properties/spec/properties/source/properties/catalog/properties/version/x-kubernetes-validations/0/rule").unwrap().as_str().unwrap()[14..]);
+    }
+    println!("semver compile: {:?}", t.elapsed() / 50);
+}
+
+#[test]
+#[ignore]
+fn timing_regexes() {
+    use std::time::Instant;
+    let schema = ce_v1();
+    let rule = schema.pointer("/properties/spec/properties/source/properties/catalog/properties/version/x-kubernetes-validations/0/rule").unwrap().as_str().unwrap();
+    let pattern = rule[14..rule.len() - 2].replace("\\\\", "\\");
+    let dns = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+    let decaptured = crate::cel_rules::regex::without_captures(&pattern).to_string();
+    for (name, p, input) in [("semver", pattern.as_str(), ">=0.6.0, <1.0.0"), ("semver-nocap", decaptured.as_str(), ">=0.6.0, <1.0.0"), ("dns", dns, "argocd-operator")] {
+        let t = Instant::now();
+        let re = regex_lite::Regex::new(p).unwrap();
+        println!("{name} compile: {:?}", t.elapsed());
+        let t = Instant::now();
+        assert!(re.is_match(input));
+        println!("{name} first match: {:?}", t.elapsed());
+        let t = Instant::now();
+        assert!(re.is_match(input));
+        println!("{name} second match: {:?}", t.elapsed());
+    }
+}

@@ -190,12 +190,30 @@ async fn main() {
         "cached: mean time inside the proxy (its own histogram) {:.3} ms over {served} requests",
         metric(&metrics, "crfix_proxy_request_duration_seconds_sum") / served.max(1.0) * 1000.0
     );
-    // A latency target, not a check: on a shared 2-core machine other work moves the p99.
+    // The proxy's overhead, measured inside it: the share of answers under 1 ms.
+    let under_1ms = metric(
+        &metrics,
+        r#"crfix_proxy_request_duration_seconds_bucket{le="0.001"}"#,
+    ) / served.max(1.0);
+    println!(
+        "cached: {:.2}% of answers took under 1 ms inside the proxy; target 'proxy overhead p99 < 1 ms': {}",
+        under_1ms * 100.0,
+        if under_1ms >= 0.99 { "met" } else { "NOT met" }
+    );
+    // Too few samples in the smoke run for a p99 that one descheduling cannot move.
+    if full && under_1ms < 0.99 {
+        failures.push("proxy overhead p99 on cached answers is not under 1 ms".into());
+    }
+    // Client-side figures include the client and the TLS round trip; on a shared 2-core
+    // machine other work moves their tail, so they are reported, not checked.
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "target 'cached p99 < 1 ms' (1 client, client-side, TLS round trip included): {} (load average {})",
-        if percentile(&sequential.latencies, 0.99) < Duration::from_millis(1) { "met" } else { "NOT met" },
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        "client-side cached p99 (1 client, TLS round trip included): {:.3} ms (load average {})",
+        ms(percentile(&sequential.latencies, 0.99)),
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     if llm.request_count() != 1 {
         failures.push(format!(

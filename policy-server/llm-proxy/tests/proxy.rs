@@ -48,7 +48,17 @@ fn discovery_documents() {
     );
     assert_eq!(apis["groups"][0]["versions"][0]["version"], "v1alpha1");
 
-    let (code, group) = json(client.get(proxy.url("/apis/crfix.dev")).send().unwrap());
+    let http1 = reqwest::blocking::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(pki.server_ca_pem.as_bytes()).unwrap())
+        .identity(reqwest::Identity::from_pem(pki.allowed_client.as_bytes()).unwrap())
+        .http1_only()
+        .build()
+        .unwrap();
+    let response = http1.get(proxy.url("/apis/crfix.dev")).send().unwrap();
+    assert_eq!(response.version(), reqwest::Version::HTTP_11);
+    let (code, group) = json(response);
     assert_eq!(code, 200);
     assert_eq!(group["kind"], "APIGroup");
     assert_eq!(group["name"], "crfix.dev");
@@ -106,7 +116,10 @@ fn good_correction_then_cache_hit_and_metrics() {
     let client = pki.client(Some(&pki.allowed_client));
     let t = token("please fix spec.namespace");
 
-    let (code, first) = json(client.get(proxy.correction_url(&t)).send().unwrap());
+    let response = client.get(proxy.correction_url(&t)).send().unwrap();
+    // The kube-apiserver talks HTTP/2 to aggregated servers when ALPN offers it.
+    assert_eq!(response.version(), reqwest::Version::HTTP_2);
+    let (code, first) = json(response);
     assert_eq!(code, 200, "{first}");
     assert_eq!(first["apiVersion"], "crfix.dev/v1alpha1");
     assert_eq!(first["kind"], "Correction");

@@ -85,8 +85,73 @@ fn values_in(text: &str) -> impl Iterator<Item = Value> + '_ {
         .filter(|v| v.is_object() || v.is_array())
 }
 
+/// JSON, or failing that the same text without `//`/`/* */` comments and trailing commas
+/// (small models add both).
 fn parse_json(text: &str) -> Option<Value> {
-    serde_json::from_str(text.trim()).ok()
+    let text = text.trim();
+    serde_json::from_str(text)
+        .ok()
+        .or_else(|| relaxed_json(text).and_then(|t| serde_json::from_str(&t).ok()))
+}
+
+/// `text` without comments and trailing commas outside strings; `None` when there are none.
+fn relaxed_json(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut i = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut last = 0; // start of the text not yet copied
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        let skip_to = match b {
+            b'"' => {
+                in_string = true;
+                None
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => Some(
+                bytes[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(bytes.len(), |n| i + n),
+            ),
+            b'/' if bytes.get(i + 1) == Some(&b'*') => Some(
+                text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |n| i + 2 + n + 2),
+            ),
+            b',' => {
+                let next = bytes[i + 1..]
+                    .iter()
+                    .find(|c| !c.is_ascii_whitespace())
+                    .copied();
+                matches!(next, Some(b'}') | Some(b']')).then_some(i + 1)
+            }
+            _ => None,
+        };
+        match skip_to {
+            Some(end) => {
+                out.push_str(&text[last..i]);
+                last = end;
+                i = end;
+                changed = true;
+            }
+            None => i += 1,
+        }
+    }
+    out.push_str(&text[last..]);
+    changed.then_some(out)
 }
 
 fn parse_yaml(text: &str) -> Option<Value> {
@@ -207,7 +272,7 @@ fn interpret(value: Value, given: &Value) -> Result<Value, AnswerError> {
     }
 }
 
-fn apply_patch(ops: Vec<Value>, given: &Value) -> Result<Value, AnswerError> {
+fn apply_patch(mut ops: Vec<Value>, given: &Value) -> Result<Value, AnswerError> {
     if ops.is_empty() {
         return Err(AnswerError::BadPatch("the patch is empty".into()));
     }
@@ -217,11 +282,65 @@ fn apply_patch(ops: Vec<Value>, given: &Value) -> Result<Value, AnswerError> {
             ops.len()
         )));
     }
+    for op in ops.iter_mut().filter_map(Value::as_object_mut) {
+        for key in ["path", "from"] {
+            if let Some(Value::String(p)) = op.get_mut(key) {
+                *p = normalise_path(p);
+            }
+        }
+    }
     let patch: json_patch::Patch = serde_json::from_value(Value::Array(ops))
         .map_err(|e| AnswerError::BadPatch(format!("not an RFC 6902 patch: {e}")))?;
     let mut candidate = given.clone();
-    json_patch::patch(&mut candidate, &patch).map_err(|e| AnswerError::BadPatch(e.to_string()))?;
+    for (i, op) in patch.0.into_iter().enumerate() {
+        if let Err(e) = json_patch::patch(&mut candidate, std::slice::from_ref(&op)) {
+            // Models `replace` members that do not exist yet: that is an `add`.
+            let retried = match op {
+                json_patch::PatchOperation::Replace(r) => json_patch::patch(
+                    &mut candidate,
+                    &[json_patch::PatchOperation::Add(json_patch::AddOperation {
+                        path: r.path,
+                        value: r.value,
+                    })],
+                )
+                .is_ok(),
+                _ => false,
+            };
+            if !retried {
+                return Err(AnswerError::BadPatch(format!("operation {i}: {e}")));
+            }
+        }
+    }
     Ok(candidate)
+}
+
+/// `/spec/a[0]/b` → `/spec/a/0/b`, `spec/a` → `/spec/a`: paths as small models write them.
+fn normalise_path(p: &str) -> String {
+    let mut out = String::with_capacity(p.len() + 2);
+    if !p.is_empty() && !p.starts_with('/') {
+        out.push('/');
+    }
+    let mut chars = p.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '[' {
+            let mut digits = String::new();
+            while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                digits.push(*d);
+                chars.next();
+            }
+            if !digits.is_empty() && chars.peek() == Some(&']') {
+                chars.next();
+                out.push('/');
+                out.push_str(&digits);
+                continue;
+            }
+            out.push('[');
+            out.push_str(&digits);
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn from_object(mut map: Map<String, Value>, given: &Value) -> Result<Value, AnswerError> {
@@ -451,6 +570,40 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn comments_and_trailing_commas_are_tolerated() {
+        let text = "```json\n{\n  \"apiVersion\": \"olm.operatorframework.io/v1\", // kept\n  \"kind\": \"ClusterExtension\",\n  /* the fix */\n  \"spec\": {\"namespace\": \"argocd\", \"serviceAccount\": {\"name\": \"argocd-installer\"},\n    \"source\": {\"sourceType\": \"Catalog\", \"catalog\": {\"version\": \">=3.0, <3.6\", \"packageName\": \"argocd-operator\",},},\n  },\n}\n```";
+        assert_eq!(parse_answer(text, &given()).unwrap(), fixed());
+        // `//` and `,}` inside strings are data, not comments or trailing commas.
+        assert_eq!(
+            relaxed_json(r#"{"a": "http://x,}", "b": 1,}"#).as_deref(),
+            Some(r#"{"a": "http://x,}", "b": 1}"#)
+        );
+        assert_eq!(relaxed_json(r#"{"a": "// not a comment"}"#), None);
+    }
+
+    #[test]
+    fn patch_paths_and_ops_as_small_models_write_them() {
+        let text = r#"[{"op": "replace", "path": "spec/source/catalog/packageName", "value": "argocd-operator"}]"#;
+        assert_eq!(parse_answer(text, &given()).unwrap(), fixed());
+        let mut g = given();
+        g["spec"]["source"]["catalog"]["channels"] = json!(["Stable"]);
+        let text =
+            r#"[{"op": "replace", "path": "/spec/source/catalog/channels[0]", "value": "stable"}]"#;
+        let out = parse_answer(text, &g).unwrap();
+        assert_eq!(
+            out["spec"]["source"]["catalog"]["channels"],
+            json!(["stable"])
+        );
+        assert_eq!(normalise_path("/a[12]/b[x]/c[3"), "/a/12/b[x]/c[3");
+        // A replace whose parent is missing too still fails.
+        let bad = r#"[{"op": "replace", "path": "/spec/nope/deeper", "value": 1}]"#;
+        assert!(matches!(
+            parse_answer(bad, &g),
+            Err(AnswerError::BadPatch(_))
+        ));
     }
 
     #[test]

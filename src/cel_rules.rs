@@ -131,11 +131,29 @@ struct Features {
 
 /// Functions of the strings extension.
 const STRING_FUNCTIONS: &[&str] = &[
-    "charAt", "indexOf", "lastIndexOf", "join", "lowerAscii", "upperAscii", "trim", "replace",
-    "split", "substring", "format", "strings.quote", "reverse",
+    "charAt",
+    "indexOf",
+    "lastIndexOf",
+    "join",
+    "lowerAscii",
+    "upperAscii",
+    "trim",
+    "replace",
+    "split",
+    "substring",
+    "format",
+    "strings.quote",
+    "reverse",
 ];
 /// Functions of the lists extension.
-const LIST_FUNCTIONS: &[&str] = &["slice", "flatten", "distinct", "reverse", "sort", "lists.range"];
+const LIST_FUNCTIONS: &[&str] = &[
+    "slice",
+    "flatten",
+    "distinct",
+    "reverse",
+    "sort",
+    "lists.range",
+];
 
 thread_local! {
     static ENVS: RefCell<HashMap<Features, Arc<Env>>> = RefCell::new(HashMap::new());
@@ -228,7 +246,7 @@ fn build_env(features: Features) -> Result<Env, cel::DeclarationError> {
     Ok(env)
 }
 
-fn string_arg<'b>(val: &'b dyn Val) -> Result<&'b str, ExecutionError> {
+fn string_arg(val: &dyn Val) -> Result<&str, ExecutionError> {
     val.downcast_ref::<CelString>()
         .map(|s| s.inner())
         .ok_or_else(|| ExecutionError::UnexpectedType {
@@ -367,9 +385,9 @@ fn sum<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionErr
     for item in &items {
         match item {
             CelValue::Int(i) => {
-                int_sum = int_sum.checked_add(*i).ok_or_else(|| {
-                    ExecutionError::function_error("sum", "integer overflow")
-                })?;
+                int_sum = int_sum
+                    .checked_add(*i)
+                    .ok_or_else(|| ExecutionError::function_error("sum", "integer overflow"))?;
                 float_sum += *i as f64;
             }
             CelValue::Float(f) => {
@@ -440,9 +458,7 @@ fn list_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, Ex
     owned(CelValue::Int(index_of(&args, false)?))
 }
 
-fn list_last_index_of<'b, 'v>(
-    args: Vec<CowVal<'b, 'v>>,
-) -> Result<CowVal<'b, 'v>, ExecutionError> {
+fn list_last_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     owned(CelValue::Int(index_of(&args, true)?))
 }
 
@@ -481,9 +497,9 @@ pub fn compile(rule: &str) -> Result<CompiledRule, String> {
         strings: functions.iter().any(|f| STRING_FUNCTIONS.contains(f)),
         lists: functions.iter().any(|f| LIST_FUNCTIONS.contains(f)),
         optional: rule.contains('?')
-            || functions
-                .iter()
-                .any(|f| f.starts_with("optional.") || matches!(*f, "hasValue" | "value" | "orValue" | "or")),
+            || functions.iter().any(|f| {
+                f.starts_with("optional.") || matches!(*f, "hasValue" | "value" | "orValue" | "or")
+            }),
     };
     let transition = references.has_variable("oldSelf");
     drop(references);
@@ -698,7 +714,8 @@ mod tests {
     #[test]
     fn matches_uses_regex_lite_and_escapes() {
         let s = json!({"type": "string"});
-        let dns = r#"self.matches("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")"#;
+        let dns =
+            r#"self.matches("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")"#;
         assert_eq!(eval(dns, s.clone(), json!("a.b-c")), RuleResult::Pass);
         assert_eq!(eval(dns, s.clone(), json!("A_b")), RuleResult::Fail);
         assert_eq!(eval(dns, s.clone(), json!("a..b")), RuleResult::Fail);
@@ -715,15 +732,39 @@ mod tests {
     #[test]
     fn extensions_and_macros() {
         let s = json!({"type": "string"});
-        assert_eq!(eval("self.lowerAscii() == 'abc'", s.clone(), json!("ABC")), RuleResult::Pass);
         assert_eq!(
-            eval("self.split('.').size() == 3 && self.startsWith('a')", s.clone(), json!("a.b.c")),
+            eval("self.lowerAscii() == 'abc'", s.clone(), json!("ABC")),
+            RuleResult::Pass
+        );
+        assert_eq!(
+            eval(
+                "self.split('.').size() == 3 && self.startsWith('a')",
+                s.clone(),
+                json!("a.b.c")
+            ),
             RuleResult::Pass
         );
         let l = json!({"type": "array", "items": {"type": "integer"}});
-        assert_eq!(eval("self.isSorted() && self.sum() == 6 && self.min() == 1 && self.max() == 3", l.clone(), json!([1, 2, 3])), RuleResult::Pass);
-        assert_eq!(eval("self.all(x, x > 0) && self.exists_one(x, x == 2)", l.clone(), json!([1, 2, 3])), RuleResult::Pass);
-        assert_eq!(eval("self.indexOf(2) == 1", l, json!([1, 2, 3])), RuleResult::Pass);
+        assert_eq!(
+            eval(
+                "self.isSorted() && self.sum() == 6 && self.min() == 1 && self.max() == 3",
+                l.clone(),
+                json!([1, 2, 3])
+            ),
+            RuleResult::Pass
+        );
+        assert_eq!(
+            eval(
+                "self.all(x, x > 0) && self.exists_one(x, x == 2)",
+                l.clone(),
+                json!([1, 2, 3])
+            ),
+            RuleResult::Pass
+        );
+        assert_eq!(
+            eval("self.indexOf(2) == 1", l, json!([1, 2, 3])),
+            RuleResult::Pass
+        );
     }
 
     #[test]
@@ -733,15 +774,27 @@ mod tests {
         let i = json!({"type": "integer"});
         assert_eq!(eval("self == 1", i, json!(1)), RuleResult::Pass);
         let ios = json!({"x-kubernetes-int-or-string": true});
-        assert_eq!(eval("type(self) == int", ios.clone(), json!(80)), RuleResult::Pass);
-        assert_eq!(eval("type(self) == string", ios, json!("http")), RuleResult::Pass);
+        assert_eq!(
+            eval("type(self) == int", ios.clone(), json!(80)),
+            RuleResult::Pass
+        );
+        assert_eq!(
+            eval("type(self) == string", ios, json!("http")),
+            RuleResult::Pass
+        );
     }
 
     #[test]
     fn unknown_fields_are_pruned_and_missing_keys_error() {
         let s = json!({"type": "object", "properties": {"a": {"type": "string"}}});
-        assert_eq!(eval("!has(self.b)", s.clone(), json!({"a": "x", "b": 1})), RuleResult::Pass);
-        assert!(matches!(eval("self.a == 'x'", s, json!({})), RuleResult::Error(_)));
+        assert_eq!(
+            eval("!has(self.b)", s.clone(), json!({"a": "x", "b": 1})),
+            RuleResult::Pass
+        );
+        assert!(matches!(
+            eval("self.a == 'x'", s, json!({})),
+            RuleResult::Error(_)
+        ));
     }
 
     #[test]
@@ -760,7 +813,11 @@ mod tests {
     fn unsupported_functions_are_not_failures() {
         let s = json!({"type": "string"});
         assert!(matches!(
-            eval("quantity(self).isLessThan(quantity('1Gi'))", s.clone(), json!("1Mi")),
+            eval(
+                "quantity(self).isLessThan(quantity('1Gi'))",
+                s.clone(),
+                json!("1Mi")
+            ),
             RuleResult::Unsupported(_)
         ));
         assert!(matches!(

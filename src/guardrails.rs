@@ -107,6 +107,20 @@ pub fn check_relocation(settings: &Settings, from: &str, to: &str) -> Result<(),
     if pointer::is_under(to, from) || pointer::is_under(from, to) {
         return Err(Violation::new(to, "a value cannot move into itself"));
     }
+    // A protected value may only travel whole: moving into or out of the inside of a
+    // protected subtree would change it.
+    for end in [from, to] {
+        if let Some(p) = settings
+            .protected_paths
+            .iter()
+            .find(|p| pointer::is_under(end, p) && end != p.as_str())
+        {
+            return Err(Violation::new(
+                end,
+                format!("protected path {p} (protectedPaths)"),
+            ));
+        }
+    }
     let touches_protected =
         protected_root(settings, from).is_some() || protected_root(settings, to).is_some();
     if touches_protected {
@@ -444,6 +458,9 @@ mod tests {
         assert!(check_relocation(&s, "/spec/owner", "/spec/serviceAccount").is_err());
         assert!(check_relocation(&s, "/spec/a", "/status/a").is_err());
         assert!(check_relocation(&s, "/spec/a", "/spec/a/b").is_err());
+        // Into (or out of) the inside of a protected subtree: never, whatever the name.
+        assert!(check_relocation(&s, "/spec/name", "/spec/serviceAccount/name").is_err());
+        assert!(check_relocation(&s, "/spec/serviceAccount/name", "/spec/name").is_err());
     }
 
     #[test]

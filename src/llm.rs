@@ -288,7 +288,7 @@ fn judge(
         return Err(Rejected {
             summary: "the answer changes nothing".into(),
             feedback: Feedback::new(
-                &compact(&prompt::for_prompt(&candidate)),
+                content,
                 vec![
                     "<answer> | unchanged | the answer is the object as given; the errors remain"
                         .into(),
@@ -327,17 +327,14 @@ fn judge(
     }
     Err(Rejected {
         summary: summary.join(", "),
-        feedback: Feedback::new(
-            &compact(&prompt::for_prompt(&candidate)),
-            problems,
-            validation.errors,
-        ),
+        feedback: Feedback::new(content, problems, validation.errors),
         final_: false,
     })
 }
 
 /// The LLM saw the object without managed fields and the last-applied annotation; an answer
-/// that left the rest of metadata as shown gets the real metadata back.
+/// that left the rest of metadata as shown (give or take empty maps) gets the real metadata
+/// back.
 fn restore_hidden_metadata(candidate: &mut Value, given: &Value, shown: &Value) {
     let (Some(c), Some(s), Some(g)) = (
         candidate.get("metadata"),
@@ -346,7 +343,7 @@ fn restore_hidden_metadata(candidate: &mut Value, given: &Value, shown: &Value) 
     ) else {
         return;
     };
-    if c == s && s != g {
+    if c != g && without_empty_maps(c) == without_empty_maps(s) {
         let g = g.clone();
         if let Some(obj) = candidate.as_object_mut() {
             obj.insert("metadata".into(), g);
@@ -354,8 +351,12 @@ fn restore_hidden_metadata(candidate: &mut Value, given: &Value, shown: &Value) 
     }
 }
 
-fn compact(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
+fn without_empty_maps(metadata: &Value) -> Value {
+    let mut m = metadata.clone();
+    if let Some(obj) = m.as_object_mut() {
+        obj.retain(|_, v| !v.as_object().is_some_and(|o| o.is_empty()) && !v.is_null());
+    }
+    m
 }
 
 /// One change per JSON Patch operation between the object given and the candidate, with the

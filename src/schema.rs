@@ -19,7 +19,8 @@ pub fn child<'a>(node: &'a Value, token: &str) -> Option<&'a Value> {
         return Some(p);
     }
     if let Some(items) = node.get("items").filter(|i| i.is_object()) {
-        if !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) {
+        // An index, or `-` (JSON Patch's "append").
+        if token == "-" || (!token.is_empty() && token.bytes().all(|b| b.is_ascii_digit())) {
             return Some(items);
         }
     }
@@ -136,8 +137,14 @@ mod tests {
                 "labels": {"type": "object", "additionalProperties": {"type": "string"}}
             }}
         }});
-        assert_eq!(node_at(&s, "/spec/list/0/a"), Some(&json!({"type": "string"})));
-        assert_eq!(node_at(&s, "/spec/labels/x"), Some(&json!({"type": "string"})));
+        assert_eq!(
+            node_at(&s, "/spec/list/0/a"),
+            Some(&json!({"type": "string"}))
+        );
+        assert_eq!(
+            node_at(&s, "/spec/labels/x"),
+            Some(&json!({"type": "string"}))
+        );
         assert_eq!(node_at(&s, "/spec/nope"), None);
         assert_eq!(node_at(&s, "/spec/list/x"), None);
         assert_eq!(node_at(&s, ""), Some(&s));

@@ -314,10 +314,15 @@ mod tests {
             "clusterextensions.olm.operatorframework.io.v1.yaml",
         ]);
         let schema = load_schema(&s, &ce("v1"), &no_host()).unwrap();
-        assert!(schema.pointer("/properties/spec/properties/namespace").is_some());
+        assert!(schema
+            .pointer("/properties/spec/properties/namespace")
+            .is_some());
         let widget = request("example.com", "v1beta1", "Widget", "widgets");
         let schema = load_schema(&s, &widget, &no_host()).unwrap();
-        assert_eq!(schema.pointer("/properties/spec/required/0"), Some(&"size".into()));
+        assert_eq!(
+            schema.pointer("/properties/spec/required/0"),
+            Some(&"size".into())
+        );
         let v0 = request("example.com", "v0", "Widget", "widgets");
         assert!(matches!(
             load_schema(&s, &v0, &no_host()),
@@ -356,7 +361,10 @@ mod tests {
         }
         let e = check_inline_crd(r#"{"kind":"ConfigMap"}"#).unwrap_err();
         assert!(e.contains("CustomResourceDefinition"), "{e}");
-        let e = check_inline_crd(r#"{"kind":"CustomResourceDefinition","spec":{"names":{"kind":"A"},"versions":[]}}"#).unwrap_err();
+        let e = check_inline_crd(
+            r#"{"kind":"CustomResourceDefinition","spec":{"names":{"kind":"A"},"versions":[]}}"#,
+        )
+        .unwrap_err();
         assert!(e.contains("spec.group"), "{e}");
         let e = check_inline_crd(r#"{"kind":"CustomResourceDefinition","spec":{"group":"g","names":{"kind":"A"},"versions":[{"name":"v1","served":true}]}}"#).unwrap_err();
         assert!(e.contains("openAPIV3Schema"), "{e}");
@@ -413,21 +421,33 @@ mod tests {
         let crd = fixture_json("widgets.example.com.yaml");
         let widgets = FnHost(move |_: &GetResourceRequest| Ok(crd.clone().into_bytes()));
         assert!(matches!(
-            load_schema(&s, &request("example.com", "v0", "Widget", "widgets"), &widgets),
+            load_schema(
+                &s,
+                &request("example.com", "v0", "Widget", "widgets"),
+                &widgets
+            ),
             Err(SchemaError::VersionNotServed { .. })
         ));
         let no_schema = FnHost(|_: &GetResourceRequest| {
             Ok(br#"{"spec":{"group":"example.com","names":{"kind":"Widget","plural":"widgets"},"versions":[{"name":"v1","served":true}]}}"#.to_vec())
         });
         assert!(matches!(
-            load_schema(&s, &request("example.com", "v1", "Widget", "widgets"), &no_schema),
+            load_schema(
+                &s,
+                &request("example.com", "v1", "Widget", "widgets"),
+                &no_schema
+            ),
             Err(SchemaError::NoSchema(_))
         ));
         let bad_schema = FnHost(|_: &GetResourceRequest| {
             Ok(br#"{"spec":{"group":"example.com","names":{"kind":"Widget","plural":"widgets"},"versions":[{"name":"v1","served":true,"schema":{"openAPIV3Schema":"nope"}}]}}"#.to_vec())
         });
         assert!(matches!(
-            load_schema(&s, &request("example.com", "v1", "Widget", "widgets"), &bad_schema),
+            load_schema(
+                &s,
+                &request("example.com", "v1", "Widget", "widgets"),
+                &bad_schema
+            ),
             Err(SchemaError::Malformed { .. })
         ));
     }

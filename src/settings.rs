@@ -51,6 +51,18 @@ pub struct LlmSettings {
     /// Sampling limits sent with each request.
     pub max_tokens: u32,
     pub temperature: f32,
+    /// What the LLM is asked to answer with (the parser accepts either).
+    pub answer_format: AnswerFormat,
+}
+
+/// `patch` (default): an RFC 6902 JSON Patch — measured on a small CPU model, a third of the
+/// output tokens of a whole object and more accurate. `object`: the whole corrected object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum AnswerFormat {
+    #[default]
+    Patch,
+    Object,
 }
 
 impl Default for LlmSettings {
@@ -62,6 +74,7 @@ impl Default for LlmSettings {
             correction_api_version: correction_api::API_VERSION.to_string(),
             max_tokens: 1024,
             temperature: 0.0,
+            answer_format: AnswerFormat::Patch,
         }
     }
 }

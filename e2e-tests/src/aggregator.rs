@@ -27,7 +27,12 @@ pub struct AggregatorClient {
 impl AggregatorClient {
     /// `ca_pem`: the proxy's serving CA (the APIService `caBundle`); `identity_pem`: the
     /// aggregator's client certificate and key (PEM, concatenated).
-    pub fn new(base_url: &str, ca_pem: &str, identity_pem: &str, timeout: Duration) -> Result<Self> {
+    pub fn new(
+        base_url: &str,
+        ca_pem: &str,
+        identity_pem: &str,
+        timeout: Duration,
+    ) -> Result<Self> {
         let client = reqwest::blocking::Client::builder()
             .use_rustls_tls()
             .tls_built_in_root_certs(false)
@@ -63,8 +68,16 @@ impl AggregatorClient {
             .header("Accept", "application/json")
             .send()
             .map_err(|e| {
-                let kind = if e.is_timeout() { "timed out" } else { "failed" };
-                kube_api_error(503, "ServiceUnavailable", &format!("the aggregated API request {kind}"))
+                let kind = if e.is_timeout() {
+                    "timed out"
+                } else {
+                    "failed"
+                };
+                kube_api_error(
+                    503,
+                    "ServiceUnavailable",
+                    &format!("the aggregated API request {kind}"),
+                )
             })?;
         let code = response.status().as_u16();
         let body = response
@@ -74,7 +87,13 @@ impl AggregatorClient {
             return Ok(body.to_vec());
         }
         let status: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let text = |key: &str| status.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+        let text = |key: &str| {
+            status
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
         Err(kube_api_error(code, &text("reason"), &text("message")))
     }
 }

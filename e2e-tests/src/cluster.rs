@@ -37,7 +37,8 @@ impl Cluster {
     /// name order — the current release, as a real cluster holds one CRD per name.
     pub fn with_crds_from_dir(mut self, dir: &Path) -> Result<Cluster> {
         let mut by_name: BTreeMap<String, Vec<(String, Value)>> = BTreeMap::new();
-        let entries = std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))?;
+        let entries =
+            std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))?;
         let mut paths: Vec<_> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| {
@@ -93,12 +94,7 @@ impl Cluster {
             .pointer("/metadata/namespace")
             .and_then(Value::as_str)
             .map(str::to_string);
-        let key = (
-            s("/apiVersion"),
-            s("/kind"),
-            namespace,
-            s("/metadata/name"),
-        );
+        let key = (s("/apiVersion"), s("/kind"), namespace, s("/metadata/name"));
         self.objects.insert(key, object);
         self
     }

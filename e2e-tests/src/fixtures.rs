@@ -91,9 +91,7 @@ pub fn plural_for(group: &str, kind: &str) -> Option<String> {
         }
         map
     });
-    plurals
-        .get(&(group.to_string(), kind.to_string()))
-        .cloned()
+    plurals.get(&(group.to_string(), kind.to_string())).cloned()
 }
 
 fn split_api_version(api_version: &str) -> (String, String) {
@@ -132,7 +130,12 @@ pub fn admission_request_with_resource(
     } else {
         old_object.as_ref().unwrap_or(&object)
     };
-    let str_at = |p: &str| source.pointer(p).and_then(Value::as_str).unwrap_or_default();
+    let str_at = |p: &str| {
+        source
+            .pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
     let (group, version) = split_api_version(str_at("/apiVersion"));
     let kind = str_at("/kind").to_string();
     let plural = resource

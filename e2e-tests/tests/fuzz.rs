@@ -54,9 +54,24 @@ fn json_value() -> impl Strategy<Value = Value> {
             .prop_map(|f| json!(f)),
         "\\PC{0,12}".prop_map(Value::String),
         prop::sample::select(vec![
-            "spec", "metadata", "request", "settings", "object", "oldObject", "operation",
-            "CREATE", "UPDATE", "DELETE", "mode", "fix", "validate", "inline", "cluster",
-            "crds", "Catalog", "catalog",
+            "spec",
+            "metadata",
+            "request",
+            "settings",
+            "object",
+            "oldObject",
+            "operation",
+            "CREATE",
+            "UPDATE",
+            "DELETE",
+            "mode",
+            "fix",
+            "validate",
+            "inline",
+            "cluster",
+            "crds",
+            "Catalog",
+            "catalog",
         ])
         .prop_map(|s| Value::String(s.to_string())),
     ];
@@ -275,7 +290,12 @@ fn check_repair(
     let r = host()
         .validate(&again, &validate_settings)
         .map_err(|e| TestCaseError::fail(format!("{e:#}")))?;
-    prop_assert_eq!(&r["accepted"], &json!(true), "repaired object rejected: {}", r);
+    prop_assert_eq!(
+        &r["accepted"],
+        &json!(true),
+        "repaired object rejected: {}",
+        r
+    );
     prop_assert!(r.get("mutated_object").is_none_or(Value::is_null));
     Ok(())
 }

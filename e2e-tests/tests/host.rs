@@ -96,8 +96,15 @@ fn the_noop_baseline_speaks_the_same_protocol() {
 #[test]
 fn settings_defaults_and_inline_crds_are_valid() {
     let host = host();
-    for settings in [json!({}), inline("fix"), inline("validate"), inline("suggest")] {
-        let r = host.validate_settings(&settings).expect("validate_settings");
+    for settings in [
+        json!({}),
+        inline("fix"),
+        inline("validate"),
+        inline("suggest"),
+    ] {
+        let r = host
+            .validate_settings(&settings)
+            .expect("validate_settings");
         check_settings_response(&r).expect("shape");
         assert_eq!(r["valid"], true, "{settings:#} → {r}");
     }
@@ -115,11 +122,16 @@ fn settings_errors_name_the_field() {
         (json!({"allowedPaths": ["/metadata"]}), "allowedPaths"),
     ];
     for (settings, field) in cases {
-        let r = host.validate_settings(&settings).expect("validate_settings");
+        let r = host
+            .validate_settings(&settings)
+            .expect("validate_settings");
         check_settings_response(&r).expect("shape");
         assert_eq!(r["valid"], false, "{settings} was accepted");
         let m = r["message"].as_str().unwrap_or_default();
-        assert!(m.contains(field), "{settings}: message {m:?} does not name {field}");
+        assert!(
+            m.contains(field),
+            "{settings}: message {m:?} does not name {field}"
+        );
     }
 }
 
@@ -249,7 +261,10 @@ fn fix_mode_repairs_and_the_repair_is_valid() {
     assert_eq!(catalog["packageName"], "argocd-operator", "{r:#}");
     assert_eq!(catalog["upgradeConstraintPolicy"], "SelfCertified", "{r:#}");
     assert!(catalog.get("pakageName").is_none(), "{r:#}");
-    assert_eq!(fixed["spec"]["serviceAccount"], original["spec"]["serviceAccount"]);
+    assert_eq!(
+        fixed["spec"]["serviceAccount"],
+        original["spec"]["serviceAccount"]
+    );
     assert!(
         fixed
             .pointer("/metadata/annotations/crfix.dev~1repair")
@@ -289,7 +304,10 @@ fn suggest_mode_rejects_with_the_patch() {
     );
     assert_eq!(r["accepted"], false, "{r:#}");
     let m = message(&r);
-    assert!(m.contains("JSON Patch") && m.contains("/spec/source/sourceType"), "{m}");
+    assert!(
+        m.contains("JSON Patch") && m.contains("/spec/source/sourceType"),
+        "{m}"
+    );
 }
 
 #[test]
@@ -303,10 +321,12 @@ fn cluster_schema_source_reads_the_crd_through_get_resource() {
     );
     let calls = host.host_calls();
     assert!(
-        calls.iter().any(|c| c.api_version == "apiextensions.k8s.io/v1"
-            && c.kind == "CustomResourceDefinition"
-            && c.name == CE_CRD_NAME
-            && c.namespace.is_none()),
+        calls
+            .iter()
+            .any(|c| c.api_version == "apiextensions.k8s.io/v1"
+                && c.kind == "CustomResourceDefinition"
+                && c.name == CE_CRD_NAME
+                && c.namespace.is_none()),
         "{calls:?}"
     );
     assert_eq!(r["accepted"], false, "{r:#}");

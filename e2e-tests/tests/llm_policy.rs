@@ -220,6 +220,21 @@ fn readme_scenario_the_llm_supplies_the_package_name() {
     );
 }
 
+/// The default answer format is a JSON Patch, and a small model fences it.
+#[test]
+fn readme_scenario_with_a_patch_answer() {
+    let patch = "```json\n[\n  {\"op\": \"add\", \"path\": \"/spec/source/catalog/packageName\", \"value\": \"argocd-operator\"}\n]\n```";
+    let (host, double) = with_llm(host(), Arc::new(move |_, _| Ok(patch.to_string())));
+    let response = validate(&host, readme_object(), &settings(json!({})));
+    assert_eq!(response["accepted"], true, "{response:#}");
+    assert_eq!(
+        response["mutated_object"]["spec"]["source"]["catalog"]["packageName"],
+        "argocd-operator"
+    );
+    let system = &double.requests()[0].messages[0].content;
+    assert!(system.contains("JSON Patch (RFC 6902)"), "{system}");
+}
+
 #[test]
 fn a_second_attempt_fixes_what_the_first_left() {
     let script = |n: usize, r: &CorrectionRequest| {

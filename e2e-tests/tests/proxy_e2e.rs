@@ -44,9 +44,11 @@ fn road(proxy_args: &[(&str, &str)]) -> Road {
     .expect("aggregator client");
     let host = PolicyHost::policy()
         .unwrap_or_else(|e| panic!("{e:#}"))
-        .with_route(correction_api::API_VERSION, correction_api::KIND, move |call| {
-            aggregator.get(call)
-        });
+        .with_route(
+            correction_api::API_VERSION,
+            correction_api::KIND,
+            move |call| aggregator.get(call),
+        );
     Road {
         llm,
         proxy,
@@ -94,9 +96,15 @@ fn settings(extra: Value) -> Value {
     settings
 }
 
-/// The object shown to the model: the fenced JSON block of the user message.
+/// The object shown to the model: the fenced JSON block of the first user message (later
+/// turns of a feedback conversation only list what was wrong).
 fn object_in_prompt(request: &RecordedRequest) -> Value {
-    let user = request.last_user_message().unwrap_or_default();
+    let user = request
+        .messages()
+        .into_iter()
+        .find(|(role, content)| role == "user" && content.contains("```json\n"))
+        .map(|(_, content)| content)
+        .unwrap_or_default();
     let block = user
         .split("```json\n")
         .nth(1)
@@ -118,7 +126,11 @@ fn good_answer(request: &RecordedRequest) -> Reply {
 fn warnings(response: &Value) -> Vec<String> {
     response["warnings"]
         .as_array()
-        .map(|w| w.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .map(|w| {
+            w.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -158,9 +170,10 @@ fn readme_scenario_is_repaired_by_the_llm_through_the_proxy_then_served_from_cac
     assert_eq!(without_annotation, expected);
     let w = warnings(&response);
     assert!(
-        w.iter().any(|w| w.contains("/spec/source/catalog/packageName")
-            && w.contains("argocd-operator")
-            && w.contains(&format!("LLM {MODEL}"))),
+        w.iter()
+            .any(|w| w.contains("/spec/source/catalog/packageName")
+                && w.contains("argocd-operator")
+                && w.contains(&format!("LLM {MODEL}"))),
         "the warning must say the value came from the LLM: {w:?}"
     );
     let annotation = mutated["metadata"]["annotations"]["crfix.dev/repair"]
@@ -182,7 +195,11 @@ fn readme_scenario_is_repaired_by_the_llm_through_the_proxy_then_served_from_cac
         .validate(&request, &settings(json!({})))
         .expect("validate");
     assert_eq!(again["mutated_object"], response["mutated_object"]);
-    assert_eq!(road.llm.request_count(), 1, "the second answer must come from the cache");
+    assert_eq!(
+        road.llm.request_count(),
+        1,
+        "the second answer must come from the cache"
+    );
     let metrics = road
         .pki
         .client(Some(&road.pki.allowed_client))
@@ -220,8 +237,16 @@ fn deterministic_repairs_and_the_llm_work_in_one_request() {
     let shown = object_in_prompt(&road.llm.requests()[0]);
     assert_eq!(shown["spec"]["source"]["sourceType"], "Catalog");
     let w = warnings(&response);
-    assert!(w.iter().any(|w| w.contains("sourceType") && !w.contains("LLM")), "{w:?}");
-    assert!(w.iter().any(|w| w.contains("packageName") && w.contains("LLM")), "{w:?}");
+    assert!(
+        w.iter()
+            .any(|w| w.contains("sourceType") && !w.contains("LLM")),
+        "{w:?}"
+    );
+    assert!(
+        w.iter()
+            .any(|w| w.contains("packageName") && w.contains("LLM")),
+        "{w:?}"
+    );
 }
 
 #[test]
@@ -244,13 +269,18 @@ fn a_second_attempt_fixes_what_the_first_answer_got_wrong() {
         "{response:#}"
     );
     // The second prompt tells the model what was wrong with its first answer.
-    let second = road.llm.requests()[1].last_user_message().unwrap_or_default();
-    assert!(second.contains("/spec/source/catalog/packageName"), "{second}");
+    let second = road.llm.requests()[1]
+        .last_user_message()
+        .unwrap_or_default();
+    assert!(
+        second.contains("/spec/source/catalog/packageName"),
+        "{second}"
+    );
 }
 
 #[test]
 fn hostile_answers_never_reach_the_cluster() {
-    let hostile: Vec<(&str, Box<dyn Fn(Value) -> Value>)> = vec![
+    let hostile: Vec<(&str, Box<dyn Fn(Value) -> Value + Send + Sync>)> = vec![
         (
             "invents a service account",
             Box::new(|mut o: Value| {
@@ -277,13 +307,16 @@ fn hostile_answers_never_reach_the_cluster() {
         ),
     ];
     let road = road(&[]);
-    for (name, corrupt) in hostile {
+    for (i, (name, corrupt)) in hostile.into_iter().enumerate() {
         road.llm.reset();
+        // A distinct object per case: the same prompt would be answered from the proxy's cache.
+        let mut object = readme_object();
+        object["metadata"]["name"] = json!(format!("argocd-{i}"));
         road.llm.set_responder(move |req| {
             let object = object_in_prompt(req);
             Reply::content(corrupt(object).to_string())
         });
-        let request = admission_request("CREATE", readme_object(), None);
+        let request = admission_request("CREATE", object, None);
         let response = road
             .host
             .validate(&request, &settings(json!({})))
@@ -291,8 +324,15 @@ fn hostile_answers_never_reach_the_cluster() {
         assert_eq!(response["accepted"], false, "{name}: {response:#}");
         assert!(response["mutated_object"].is_null(), "{name}: {response:#}");
         let message = response["message"].as_str().unwrap_or_default();
-        assert!(message.contains("spec.source.catalog.packageName"), "{name}: {message}");
-        assert_eq!(road.llm.request_count(), 2, "{name}: both attempts were used");
+        assert!(
+            message.contains("spec.source.catalog.packageName"),
+            "{name}: {message}"
+        );
+        assert_eq!(
+            road.llm.request_count(),
+            2,
+            "{name}: both attempts were used"
+        );
     }
 }
 
@@ -301,7 +341,7 @@ fn llm_down_falls_back_per_settings_fast_and_the_circuit_opens() {
     let road = road(&[
         ("--max-retries", "1"),
         ("--request-deadline", "3s"),
-        ("--circuit-failure-threshold", "2"),
+        ("--circuit-failure-threshold", "1"),
         ("--circuit-open-duration", "60s"),
     ]);
     road.llm
@@ -315,9 +355,16 @@ fn llm_down_falls_back_per_settings_fast_and_the_circuit_opens() {
         .expect("validate");
     assert_eq!(rejected["accepted"], false, "{rejected:#}");
     let message = rejected["message"].as_str().unwrap_or_default();
-    assert!(message.contains("spec.source.catalog.packageName"), "{message}");
+    assert!(
+        message.contains("spec.source.catalog.packageName"),
+        "{message}"
+    );
     assert!(message.to_lowercase().contains("unavailable"), "{message}");
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
 
     // The circuit is open now: the next request fails at once, without an upstream call.
     let calls = road.llm.request_count();
@@ -326,12 +373,25 @@ fn llm_down_falls_back_per_settings_fast_and_the_circuit_opens() {
         .host
         .validate(&request, &settings(json!({"onLlmUnavailable": "accept"})))
         .expect("validate");
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
-    assert_eq!(road.llm.request_count(), calls, "the open circuit must not call upstream");
-    assert_eq!(accepted["accepted"], true, "{accepted:#}");
-    assert!(accepted["mutated_object"].is_null(), "accepted unchanged: {accepted:#}");
     assert!(
-        warnings(&accepted).iter().any(|w| w.contains("LLM unavailable")),
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        road.llm.request_count(),
+        calls,
+        "the open circuit must not call upstream"
+    );
+    assert_eq!(accepted["accepted"], true, "{accepted:#}");
+    assert!(
+        accepted["mutated_object"].is_null(),
+        "accepted unchanged: {accepted:#}"
+    );
+    assert!(
+        warnings(&accepted)
+            .iter()
+            .any(|w| w.contains("LLM unavailable")),
         "{accepted:#}"
     );
 }
@@ -350,9 +410,11 @@ fn the_proxy_refuses_a_caller_that_is_not_the_aggregator() {
     .expect("client");
     let host = PolicyHost::policy()
         .unwrap_or_else(|e| panic!("{e:#}"))
-        .with_route(correction_api::API_VERSION, correction_api::KIND, move |call| {
-            intruder.get(call)
-        });
+        .with_route(
+            correction_api::API_VERSION,
+            correction_api::KIND,
+            move |call| intruder.get(call),
+        );
     let request = admission_request("CREATE", readme_object(), None);
     let response = host
         .validate(&request, &settings(json!({"onLlmUnavailable": "reject"})))

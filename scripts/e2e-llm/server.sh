@@ -35,6 +35,7 @@ port_in_use() {
   "$VENV_PY" - "$1" <<'PY'
 import socket, sys
 s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: TIME_WAIT is not "in use"
 try:
     s.bind(("127.0.0.1", int(sys.argv[1])))
 except OSError:

@@ -468,3 +468,26 @@ fn changes_are_one_per_changed_leaf_or_subtree() {
     json_patch::patch(&mut doc, &json_patch::diff(&given, &candidate)).unwrap();
     assert_eq!(doc, candidate);
 }
+
+#[test]
+fn hidden_metadata_comes_back_when_the_answer_left_metadata_as_shown() {
+    let mut given = given();
+    given["metadata"]["annotations"] =
+        json!({prompt::LAST_APPLIED_ANNOTATION: "{\"apiVersion\": \"...\"}"});
+    let shown = prompt::for_prompt(&given);
+    assert_eq!(shown["metadata"]["annotations"], json!({}));
+    // The model dropped the (now empty) annotations map: still the metadata as shown.
+    let mut candidate = shown.clone();
+    candidate["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("annotations");
+    restore_hidden_metadata(&mut candidate, &given, &shown);
+    assert_eq!(candidate["metadata"], given["metadata"]);
+    // A real change to metadata is kept, for the guardrails to see.
+    let mut renamed = shown.clone();
+    renamed["metadata"]["name"] = json!("other");
+    restore_hidden_metadata(&mut renamed, &given, &shown);
+    assert_eq!(renamed["metadata"]["name"], "other");
+    assert!(renamed["metadata"].get("managedFields").is_none());
+}

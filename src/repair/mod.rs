@@ -231,11 +231,11 @@ pub fn repair_with(
                 .filter(|(i, _)| !failed.contains(i))
                 .map(|(_, a)| a)
                 .collect();
-            next = if applied.is_empty() {
-                validation.clone()
-            } else {
-                validate(&current)
-            };
+            if applied.is_empty() {
+                // Back where the round started; what was deferred is tried next round.
+                continue;
+            }
+            next = validate(&current);
         }
         changes.extend(applied.into_iter().map(|a| a.change));
         validation = next;
@@ -334,12 +334,13 @@ impl Engine<'_, '_> {
                 .collect();
             if rivals.len() > 1 {
                 colliding.push(i);
-                let froms: Vec<&str> = rivals.iter().map(|q| q.origin()).collect();
+                let target = pointer::split_last(&p.path)
+                    .map(|(_, name)| name)
+                    .unwrap_or_default();
                 self.refuse(format!(
-                    "not repaired {}: {} would all become {}",
+                    "not repaired {}: {} keys collide as {target}",
                     p.origin(),
-                    froms.join(" and "),
-                    p.path
+                    rivals.len()
                 ));
             }
         }

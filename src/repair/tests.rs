@@ -382,7 +382,7 @@ fn keys_that_collide_after_normalisation_are_refused() {
     let out = run(&schema_v1(), &o);
     assert!(out.changes.is_empty(), "{:?}", out.changes);
     assert!(
-        out.refused.iter().any(|r| r.contains("would all become")),
+        out.refused.iter().any(|r| r.contains("keys collide as")),
         "{:?}",
         out.refused
     );

@@ -60,7 +60,8 @@ fn digits(s: &str, n: usize) -> Option<u32> {
 
 fn is_date(s: &str) -> bool {
     let mut parts = s.split('-');
-    let (Some(y), Some(m), Some(d), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+    let (Some(y), Some(m), Some(d), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return false;
     };
@@ -89,7 +90,8 @@ fn is_time(s: &str) -> bool {
         }
     }
     let mut parts = hms.split(':');
-    let (Some(h), Some(m), Some(sec), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+    let (Some(h), Some(m), Some(sec), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return false;
     };
@@ -140,7 +142,10 @@ fn is_uuid(s: &str, version: Option<u8>) -> bool {
     }
     match version {
         None => true,
-        Some(v) => b[14] == v && (v == b'3' || matches!(b[19].to_ascii_lowercase(), b'8' | b'9' | b'a' | b'b')),
+        Some(v) => {
+            b[14] == v
+                && (v == b'3' || matches!(b[19].to_ascii_lowercase(), b'8' | b'9' | b'a' | b'b'))
+        }
     }
 }
 
@@ -148,9 +153,10 @@ fn is_cidr(s: &str) -> bool {
     let Some((ip, bits)) = s.split_once('/') else {
         return false;
     };
-    let Some(bits) = (!bits.is_empty() && bits.len() <= 3 && bits.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| bits.parse::<u32>().ok())
-        .flatten()
+    let Some(bits) =
+        (!bits.is_empty() && bits.len() <= 3 && bits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| bits.parse::<u32>().ok())
+            .flatten()
     else {
         return false;
     };
@@ -230,10 +236,40 @@ fn is_duration(s: &str) -> bool {
         return true;
     }
     let units = [
-        "ns", "us", "µs", "μs", "ms", "s", "m", "h", "d", "w", "sec", "secs", "second", "seconds",
-        "min", "mins", "minute", "minutes", "hr", "hrs", "hour", "hours", "day", "days", "wk",
-        "wks", "week", "weeks", "nanosecond", "nanoseconds", "microsecond", "microseconds",
-        "millisecond", "milliseconds",
+        "ns",
+        "us",
+        "µs",
+        "μs",
+        "ms",
+        "s",
+        "m",
+        "h",
+        "d",
+        "w",
+        "sec",
+        "secs",
+        "second",
+        "seconds",
+        "min",
+        "mins",
+        "minute",
+        "minutes",
+        "hr",
+        "hrs",
+        "hour",
+        "hours",
+        "day",
+        "days",
+        "wk",
+        "wks",
+        "week",
+        "weeks",
+        "nanosecond",
+        "nanoseconds",
+        "microsecond",
+        "microseconds",
+        "millisecond",
+        "milliseconds",
     ];
     let mut rest = body;
     let mut any = false;

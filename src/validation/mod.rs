@@ -116,8 +116,7 @@ pub fn values_equal(a: &Value, b: &Value) -> bool {
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .all(|(k, v)| y.get(k).is_some_and(|w| values_equal(v, w)))
         }
         _ => a == b,
@@ -147,8 +146,7 @@ fn json_type(value: &Value) -> &'static str {
 fn is_integer(n: &serde_json::Number) -> bool {
     n.is_i64()
         || n.is_u64()
-        || n
-            .as_f64()
+        || n.as_f64()
             .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
 }
 
@@ -229,7 +227,9 @@ impl<'a> Walker<'a> {
             match meta.as_object() {
                 None => self.type_error("/metadata", schema, meta, "object"),
                 Some(meta_obj) => {
-                    if let Some(meta_schema) = schema.get("properties").and_then(|p| p.get("metadata")) {
+                    if let Some(meta_schema) =
+                        schema.get("properties").and_then(|p| p.get("metadata"))
+                    {
                         for key in ["name", "generateName"] {
                             if let (Some(v), Some(s)) = (
                                 meta_obj.get(key),
@@ -384,7 +384,10 @@ impl<'a> Walker<'a> {
                     ErrorKind::Enum {
                         allowed: allowed.clone(),
                     },
-                    format!("Unsupported value: {}: supported values: {list}", shown(value)),
+                    format!(
+                        "Unsupported value: {}: supported values: {list}",
+                        shown(value)
+                    ),
                 );
             }
         }
@@ -434,10 +437,7 @@ impl<'a> Walker<'a> {
                                 );
                             }
                         }
-                        Err(e) => self.warn(format!(
-                            "crfix: pattern at {} not checked: {e}",
-                            fp()
-                        )),
+                        Err(e) => self.warn(format!("crfix: pattern at {} not checked: {e}", fp())),
                     }
                 }
                 if let Some(format) = schema.get("format").and_then(Value::as_str) {
@@ -466,13 +466,23 @@ impl<'a> Walker<'a> {
                         .and_then(Value::as_bool)
                         .unwrap_or(false);
                     if (exclusive && x <= limit) || (!exclusive && x < limit) {
-                        let shown_limit = schema.get("minimum").map(Value::to_string).unwrap_or_default();
-                        let rel = if exclusive { "greater than" } else { "greater than or equal to" };
+                        let shown_limit = schema
+                            .get("minimum")
+                            .map(Value::to_string)
+                            .unwrap_or_default();
+                        let rel = if exclusive {
+                            "greater than"
+                        } else {
+                            "greater than or equal to"
+                        };
                         self.push(
                             Class::Value,
                             ptr.to_string(),
                             ErrorKind::Minimum { limit, exclusive },
-                            format!("Invalid value: {n}: {} in body should be {rel} {shown_limit}", fp()),
+                            format!(
+                                "Invalid value: {n}: {} in body should be {rel} {shown_limit}",
+                                fp()
+                            ),
                         );
                     }
                 }
@@ -482,19 +492,32 @@ impl<'a> Walker<'a> {
                         .and_then(Value::as_bool)
                         .unwrap_or(false);
                     if (exclusive && x >= limit) || (!exclusive && x > limit) {
-                        let shown_limit = schema.get("maximum").map(Value::to_string).unwrap_or_default();
-                        let rel = if exclusive { "less than" } else { "less than or equal to" };
+                        let shown_limit = schema
+                            .get("maximum")
+                            .map(Value::to_string)
+                            .unwrap_or_default();
+                        let rel = if exclusive {
+                            "less than"
+                        } else {
+                            "less than or equal to"
+                        };
                         self.push(
                             Class::Value,
                             ptr.to_string(),
                             ErrorKind::Maximum { limit, exclusive },
-                            format!("Invalid value: {n}: {} in body should be {rel} {shown_limit}", fp()),
+                            format!(
+                                "Invalid value: {n}: {} in body should be {rel} {shown_limit}",
+                                fp()
+                            ),
                         );
                     }
                 }
                 if let Some(factor) = schema.get("multipleOf").and_then(num) {
                     if factor > 0.0 && !is_multiple(n, x, factor) {
-                        let shown_factor = schema.get("multipleOf").map(Value::to_string).unwrap_or_default();
+                        let shown_factor = schema
+                            .get("multipleOf")
+                            .map(Value::to_string)
+                            .unwrap_or_default();
                         self.push(
                             Class::Value,
                             ptr.to_string(),
@@ -622,7 +645,9 @@ impl<'a> Walker<'a> {
                 let item_schema = schema.get("items");
                 let mut seen: HashSet<String> = HashSet::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
-                    let Some(obj) = item.as_object() else { continue };
+                    let Some(obj) = item.as_object() else {
+                        continue;
+                    };
                     let key = map_key(obj, &keys, item_schema);
                     let shown_key = Value::Object(
                         keys.iter()

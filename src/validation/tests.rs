@@ -185,7 +185,10 @@ fn required_type_enum_and_length_errors() {
     let o = without(valid_ce(), "/spec/source/catalog/packageName");
     let e = only_error(&run(&ce_v1(), &o)).clone();
     assert_eq!(e.pointer, "/spec/source/catalog/packageName");
-    assert_eq!((e.kind, e.message.as_str()), (ErrorKind::Required, "Required value"));
+    assert_eq!(
+        (e.kind, e.message.as_str()),
+        (ErrorKind::Required, "Required value")
+    );
 
     let o = with(valid_ce(), "/spec/source/sourceType", json!("catalog"));
     let outcome = run(&ce_v1(), &o);
@@ -194,7 +197,12 @@ fn required_type_enum_and_length_errors() {
     assert_eq!(outcome.errors[1].pointer, "/spec/source");
     let e = outcome.errors[0].clone();
     assert_eq!(e.pointer, "/spec/source/sourceType");
-    assert_eq!(e.kind, ErrorKind::Enum { allowed: vec![json!("Catalog")] });
+    assert_eq!(
+        e.kind,
+        ErrorKind::Enum {
+            allowed: vec![json!("Catalog")]
+        }
+    );
     assert_eq!(
         e.message,
         "Unsupported value: \"catalog\": supported values: \"Catalog\""
@@ -203,7 +211,12 @@ fn required_type_enum_and_length_errors() {
     let o = with(valid_ce(), "/spec/namespace", json!(42));
     let outcome = run(&ce_v1(), &o);
     let e = only_error(&outcome);
-    assert_eq!(e.kind, ErrorKind::Type { expected: "string".into() });
+    assert_eq!(
+        e.kind,
+        ErrorKind::Type {
+            expected: "string".into()
+        }
+    );
     assert_eq!(
         e.message,
         "Invalid value: \"integer\": spec.namespace in body must be of type string: \"integer\""
@@ -215,11 +228,21 @@ fn required_type_enum_and_length_errors() {
     let o = with(valid_ce(), "/spec/namespace", json!(long));
     let outcome = run(&ce_v1(), &o);
     assert_eq!(outcome.errors[0].kind, ErrorKind::MaxLength { limit: 63 });
-    assert_eq!(outcome.errors[0].message, "Too long: may not be more than 63 bytes");
+    assert_eq!(
+        outcome.errors[0].message,
+        "Too long: may not be more than 63 bytes"
+    );
     // Lengths count characters, not bytes.
-    let o = with(valid_ce(), "/spec/source/catalog/version", json!("é".repeat(40)));
+    let o = with(
+        valid_ce(),
+        "/spec/source/catalog/version",
+        json!("é".repeat(40)),
+    );
     let outcome = run(&ce_v1(), &o);
-    assert!(outcome.errors.iter().all(|e| !matches!(e.kind, ErrorKind::MaxLength { .. })));
+    assert!(outcome
+        .errors
+        .iter()
+        .all(|e| !matches!(e.kind, ErrorKind::MaxLength { .. })));
 }
 
 #[test]
@@ -232,7 +255,11 @@ fn cel_dns_rules_and_sourcetype_rule() {
         "Invalid value: \"string\": namespace must be a valid DNS1123 label"
     );
     match &e.kind {
-        ErrorKind::Cel { rule, reason, transition } => {
+        ErrorKind::Cel {
+            rule,
+            reason,
+            transition,
+        } => {
             assert!(rule.contains("matches"));
             assert_eq!(reason, "FieldValueInvalid");
             assert!(!transition);
@@ -240,18 +267,27 @@ fn cel_dns_rules_and_sourcetype_rule() {
         other => panic!("{other:?}"),
     }
 
-    let o = with(valid_ce(), "/spec/source/catalog/channels/1", json!("Fast!"));
+    let o = with(
+        valid_ce(),
+        "/spec/source/catalog/channels/1",
+        json!("Fast!"),
+    );
     let e = only_error(&run(&ce_v1(), &o)).clone();
     assert_eq!(e.pointer, "/spec/source/catalog/channels/1");
 
     let o = with(valid_ce(), "/spec/source/catalog/version", json!("latest"));
     let e = only_error(&run(&ce_v1(), &o)).clone();
-    assert_eq!(e.message, "Invalid value: \"string\": invalid version expression");
+    assert_eq!(
+        e.message,
+        "Invalid value: \"string\": invalid version expression"
+    );
 
     let o = without(valid_ce(), "/spec/source/catalog");
     let e = only_error(&run(&ce_v1(), &o)).clone();
     assert_eq!(e.pointer, "/spec/source");
-    assert!(e.message.contains("catalog is required when sourceType is Catalog"));
+    assert!(e
+        .message
+        .contains("catalog is required when sourceType is Catalog"));
 
     let o = with(valid_ce(), "/spec/install", json!({}));
     let e = only_error(&run(&ce_v1(), &o)).clone();
@@ -263,21 +299,40 @@ fn cel_dns_rules_and_sourcetype_rule() {
 fn immutability_rules_run_only_on_update_with_an_old_value() {
     let old = valid_ce();
     let new = with(valid_ce(), "/spec/namespace", json!("other"));
-    assert!(run(&ce_v1(), &new).is_valid(), "transition rules skipped on CREATE");
+    assert!(
+        run(&ce_v1(), &new).is_valid(),
+        "transition rules skipped on CREATE"
+    );
     let outcome = validate(&ce_v1(), &new, Some(&old), OPTS);
     let e = only_error(&outcome);
     assert_eq!(e.pointer, "/spec/namespace");
-    assert_eq!(e.message, "Invalid value: \"string\": namespace is immutable");
-    assert!(matches!(e.kind, ErrorKind::Cel { transition: true, .. }));
+    assert_eq!(
+        e.message,
+        "Invalid value: \"string\": namespace is immutable"
+    );
+    assert!(matches!(
+        e.kind,
+        ErrorKind::Cel {
+            transition: true,
+            ..
+        }
+    ));
 
     // No old value at that node (added on UPDATE): the transition rule does not run.
     let old = without(valid_ce(), "/spec/source/catalog/version");
     let old = with(old, "/spec/source/catalog/packageName", json!("pkg"));
     let new = with(valid_ce(), "/spec/source/catalog/packageName", json!("pkg"));
     assert!(validate(&ce_v1(), &new, Some(&old), OPTS).is_valid());
-    let new = with(valid_ce(), "/spec/source/catalog/packageName", json!("pkg2"));
+    let new = with(
+        valid_ce(),
+        "/spec/source/catalog/packageName",
+        json!("pkg2"),
+    );
     let outcome = validate(&ce_v1(), &new, Some(&old), OPTS);
-    assert_eq!(only_error(&outcome).pointer, "/spec/source/catalog/packageName");
+    assert_eq!(
+        only_error(&outcome).pointer,
+        "/spec/source/catalog/packageName"
+    );
 }
 
 #[test]
@@ -287,7 +342,11 @@ fn widget_valid_object_is_accepted_with_only_the_unsupported_rule_warned() {
     assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
     let o = with(valid_widget(), "/spec/memory", json!("2Gi"));
     let outcome = run(&widget_v1(), &o);
-    assert!(outcome.is_valid(), "our limitation never rejects: {:?}", outcome.errors);
+    assert!(
+        outcome.is_valid(),
+        "our limitation never rejects: {:?}",
+        outcome.errors
+    );
     assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
     assert!(outcome.warnings[0].starts_with("crfix: CEL rule at spec.memory not evaluated"));
 }
@@ -295,11 +354,48 @@ fn widget_valid_object_is_accepted_with_only_the_unsupported_rule_warned() {
 #[test]
 fn numeric_bounds_and_multiples() {
     let cases = [
-        ("/spec/size", json!(0), ErrorKind::Minimum { limit: 1.0, exclusive: false }, "Invalid value: 0: spec.size in body should be greater than or equal to 1"),
-        ("/spec/size", json!(101), ErrorKind::Maximum { limit: 100.0, exclusive: false }, "Invalid value: 101: spec.size in body should be less than or equal to 100"),
-        ("/spec/ratio", json!(0), ErrorKind::Minimum { limit: 0.0, exclusive: true }, "Invalid value: 0: spec.ratio in body should be greater than 0"),
-        ("/spec/ratio", json!(1.0), ErrorKind::Maximum { limit: 1.0, exclusive: true }, "Invalid value: 1.0: spec.ratio in body should be less than 1"),
-        ("/spec/step", json!(7), ErrorKind::MultipleOf { factor: 5.0 }, "Invalid value: 7: spec.step in body should be a multiple of 5"),
+        (
+            "/spec/size",
+            json!(0),
+            ErrorKind::Minimum {
+                limit: 1.0,
+                exclusive: false,
+            },
+            "Invalid value: 0: spec.size in body should be greater than or equal to 1",
+        ),
+        (
+            "/spec/size",
+            json!(101),
+            ErrorKind::Maximum {
+                limit: 100.0,
+                exclusive: false,
+            },
+            "Invalid value: 101: spec.size in body should be less than or equal to 100",
+        ),
+        (
+            "/spec/ratio",
+            json!(0),
+            ErrorKind::Minimum {
+                limit: 0.0,
+                exclusive: true,
+            },
+            "Invalid value: 0: spec.ratio in body should be greater than 0",
+        ),
+        (
+            "/spec/ratio",
+            json!(1.0),
+            ErrorKind::Maximum {
+                limit: 1.0,
+                exclusive: true,
+            },
+            "Invalid value: 1.0: spec.ratio in body should be less than 1",
+        ),
+        (
+            "/spec/step",
+            json!(7),
+            ErrorKind::MultipleOf { factor: 5.0 },
+            "Invalid value: 7: spec.step in body should be a multiple of 5",
+        ),
     ];
     for (ptr, value, kind, message) in cases {
         let o = with(valid_widget(), ptr, value);
@@ -313,11 +409,27 @@ fn numeric_bounds_and_multiples() {
         assert_eq!(e.message, message, "{ptr}");
     }
     // 1.0 is an integer for `type: integer`; 1.5 is not.
-    assert!(run(&widget_v1(), &with(valid_widget(), "/spec/size", json!(12.0))).is_valid());
-    let outcome = run(&widget_v1(), &with(valid_widget(), "/spec/size", json!(1.5)));
-    assert_eq!(only_error(&outcome).kind, ErrorKind::Type { expected: "integer".into() });
+    assert!(run(
+        &widget_v1(),
+        &with(valid_widget(), "/spec/size", json!(12.0))
+    )
+    .is_valid());
+    let outcome = run(
+        &widget_v1(),
+        &with(valid_widget(), "/spec/size", json!(1.5)),
+    );
+    assert_eq!(
+        only_error(&outcome).kind,
+        ErrorKind::Type {
+            expected: "integer".into()
+        }
+    );
     // An integer is a number.
-    assert!(run(&widget_v1(), &with(valid_widget(), "/spec/ratio", json!(0.25))).is_valid());
+    assert!(run(
+        &widget_v1(),
+        &with(valid_widget(), "/spec/ratio", json!(0.25))
+    )
+    .is_valid());
 }
 
 #[test]
@@ -329,7 +441,9 @@ fn strings_patterns_formats() {
         kinds,
         vec![
             &ErrorKind::MinLength { limit: 2 },
-            &ErrorKind::Pattern { pattern: "^[a-z][a-z0-9-]*$".into() }
+            &ErrorKind::Pattern {
+                pattern: "^[a-z][a-z0-9-]*$".into()
+            }
         ]
     );
     assert_eq!(
@@ -347,16 +461,31 @@ fn strings_patterns_formats() {
         let outcome = run(&widget_v1(), &with(valid_widget(), ptr, json!(bad)));
         let e = only_error(&outcome);
         assert_eq!(e.pointer, ptr);
-        assert_eq!(e.kind, ErrorKind::Format { format: format.into() });
+        assert_eq!(
+            e.kind,
+            ErrorKind::Format {
+                format: format.into()
+            }
+        );
     }
 }
 
 #[test]
 fn nullable_and_null() {
-    assert!(run(&widget_v1(), &with(valid_widget(), "/spec/nickname", json!(null))).is_valid());
-    let outcome = run(&widget_v1(), &with(valid_widget(), "/spec/color", json!(null)));
+    assert!(run(
+        &widget_v1(),
+        &with(valid_widget(), "/spec/nickname", json!(null))
+    )
+    .is_valid());
+    let outcome = run(
+        &widget_v1(),
+        &with(valid_widget(), "/spec/color", json!(null)),
+    );
     let e = only_error(&outcome);
-    assert_eq!((e.pointer.as_str(), &e.kind), ("/spec/color", &ErrorKind::Null));
+    assert_eq!(
+        (e.pointer.as_str(), &e.kind),
+        ("/spec/color", &ErrorKind::Null)
+    );
     assert_eq!(
         e.message,
         "Invalid value: \"null\": spec.color in body must be of type string: \"null\""
@@ -372,23 +501,41 @@ fn int_or_string() {
         let outcome = run(&widget_v1(), &with(valid_widget(), "/spec/port", bad));
         assert_eq!(
             only_error(&outcome).kind,
-            ErrorKind::Type { expected: "int-or-string".into() }
+            ErrorKind::Type {
+                expected: "int-or-string".into()
+            }
         );
     }
-    let outcome = run(&widget_v1(), &with(valid_widget(), "/spec/limits/cpu", json!([1])));
+    let outcome = run(
+        &widget_v1(),
+        &with(valid_widget(), "/spec/limits/cpu", json!([1])),
+    );
     assert_eq!(only_error(&outcome).pointer, "/spec/limits/cpu");
 }
 
 #[test]
 fn lists_sets_and_maps() {
-    let outcome = run(&widget_v1(), &with(valid_widget(), "/spec/tags", json!(["a", "b", "a"])));
+    let outcome = run(
+        &widget_v1(),
+        &with(valid_widget(), "/spec/tags", json!(["a", "b", "a"])),
+    );
     let e = only_error(&outcome);
-    assert_eq!((e.pointer.as_str(), &e.kind), ("/spec/tags/2", &ErrorKind::Duplicate));
+    assert_eq!(
+        (e.pointer.as_str(), &e.kind),
+        ("/spec/tags/2", &ErrorKind::Duplicate)
+    );
     assert_eq!(e.message, "Duplicate value: \"a\"");
 
     let outcome = run(&widget_v1(), &with(valid_widget(), "/spec/tags", json!([])));
     assert_eq!(only_error(&outcome).kind, ErrorKind::MinItems { limit: 1 });
-    let outcome = run(&widget_v1(), &with(valid_widget(), "/spec/tags", json!(["a", "b", "c", "d", "e", "f"])));
+    let outcome = run(
+        &widget_v1(),
+        &with(
+            valid_widget(),
+            "/spec/tags",
+            json!(["a", "b", "c", "d", "e", "f"]),
+        ),
+    );
     let e = only_error(&outcome);
     assert_eq!(e.kind, ErrorKind::MaxItems { limit: 5 });
     assert_eq!(e.message, "Too many: 6: must have at most 5 items");
@@ -396,9 +543,16 @@ fn lists_sets_and_maps() {
     // Map-list keys are (name, protocol); protocol's default counts for a missing key.
     let ports = json!([{"name": "web", "protocol": "TCP"}, {"name": "web"}]);
     let outcome = run(&widget_v1(), &with(valid_widget(), "/spec/ports", ports));
-    let dup = outcome.errors.iter().find(|e| e.kind == ErrorKind::Duplicate).expect("duplicate");
+    let dup = outcome
+        .errors
+        .iter()
+        .find(|e| e.kind == ErrorKind::Duplicate)
+        .expect("duplicate");
     assert_eq!(dup.pointer, "/spec/ports/1");
-    assert_eq!(dup.message, r#"Duplicate value: {"name":"web","protocol":"TCP"}"#);
+    assert_eq!(
+        dup.message,
+        r#"Duplicate value: {"name":"web","protocol":"TCP"}"#
+    );
     // The missing (defaulted) protocol is still a Required error before the duplicate.
     assert_eq!(outcome.errors[0].kind, ErrorKind::Required);
     assert_eq!(outcome.errors[0].pointer, "/spec/ports/1/protocol");
@@ -406,12 +560,24 @@ fn lists_sets_and_maps() {
 
 #[test]
 fn maps_and_properties_limits() {
-    let outcome = run(&widget_v1(), &with(valid_widget(), "/spec/labels", json!({})));
-    assert_eq!(only_error(&outcome).kind, ErrorKind::MinProperties { limit: 1 });
+    let outcome = run(
+        &widget_v1(),
+        &with(valid_widget(), "/spec/labels", json!({})),
+    );
+    assert_eq!(
+        only_error(&outcome).kind,
+        ErrorKind::MinProperties { limit: 1 }
+    );
     let labels = json!({"a": "1", "b": "2", "c": "3", "d": "4"});
     let outcome = run(&widget_v1(), &with(valid_widget(), "/spec/labels", labels));
-    assert_eq!(only_error(&outcome).kind, ErrorKind::MaxProperties { limit: 3 });
-    let outcome = run(&widget_v1(), &with(valid_widget(), "/spec/labels/team", json!("way-too-long")));
+    assert_eq!(
+        only_error(&outcome).kind,
+        ErrorKind::MaxProperties { limit: 3 }
+    );
+    let outcome = run(
+        &widget_v1(),
+        &with(valid_widget(), "/spec/labels/team", json!("way-too-long")),
+    );
     assert_eq!(only_error(&outcome).pointer, "/spec/labels/team");
 }
 
@@ -419,11 +585,20 @@ fn maps_and_properties_limits() {
 fn unknown_fields_and_preserve_unknown() {
     let o = with(valid_widget(), "/spec/colour", json!("red"));
     let e = only_error(&run(&widget_v1(), &o)).clone();
-    assert_eq!((e.pointer.as_str(), &e.kind), ("/spec/colour", &ErrorKind::Unknown));
-    let quiet = ValidateOptions { report_unknown_fields: false };
+    assert_eq!(
+        (e.pointer.as_str(), &e.kind),
+        ("/spec/colour", &ErrorKind::Unknown)
+    );
+    let quiet = ValidateOptions {
+        report_unknown_fields: false,
+    };
     assert!(validate(&widget_v1(), &o, None, quiet).is_valid());
     // Nothing is unknown under x-kubernetes-preserve-unknown-fields, nor in metadata.
-    let o = with(valid_widget(), "/spec/extra/whatever", json!({"deep": {"x": [1, 2]}}));
+    let o = with(
+        valid_widget(),
+        "/spec/extra/whatever",
+        json!({"deep": {"x": [1, 2]}}),
+    );
     let o = with(o, "/metadata/weird", json!(1));
     assert!(run(&widget_v1(), &o).is_valid());
     // metadata.name restrictions in the schema are checked.
@@ -433,9 +608,17 @@ fn unknown_fields_and_preserve_unknown() {
 
 #[test]
 fn embedded_resources() {
-    let o = with(valid_widget(), "/spec/template", json!({"metadata": {"name": "x"}, "data": {}}));
+    let o = with(
+        valid_widget(),
+        "/spec/template",
+        json!({"metadata": {"name": "x"}, "data": {}}),
+    );
     let outcome = run(&widget_v1(), &o);
-    let pointers: Vec<(&str, &ErrorKind)> = outcome.errors.iter().map(|e| (e.pointer.as_str(), &e.kind)).collect();
+    let pointers: Vec<(&str, &ErrorKind)> = outcome
+        .errors
+        .iter()
+        .map(|e| (e.pointer.as_str(), &e.kind))
+        .collect();
     assert_eq!(
         pointers,
         vec![
@@ -462,12 +645,19 @@ fn cel_message_expression_reason_and_field_path() {
     let s = json!({"type": "object", "properties": {"a": {"type": "integer",
         "x-kubernetes-validations": [{"rule": "self > 1"}]}}});
     let e = only_error(&run(&s, &json!({"a": 1}))).clone();
-    assert_eq!(e.message, "Invalid value: \"integer\": failed rule: self > 1");
+    assert_eq!(
+        e.message,
+        "Invalid value: \"integer\": failed rule: self > 1"
+    );
     // A run-time error (no such key) is an error, as in the API server.
     let s = json!({"type": "object", "properties": {"a": {"type": "integer"}},
         "x-kubernetes-validations": [{"rule": "self.a > 1"}]});
     let e = only_error(&run(&s, &json!({}))).clone();
-    assert!(e.message.contains("evaluating rule: self.a > 1"), "{}", e.message);
+    assert!(
+        e.message.contains("evaluating rule: self.a > 1"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -478,7 +668,11 @@ fn transitions_correlate_through_map_lists_only() {
     let outcome = validate(&widget_v1(), &new, Some(&old), OPTS);
     assert_eq!(only_error(&outcome).pointer, "/spec/ports/0/number");
     // Reordering keeps the correlation by key.
-    let reordered = with(valid_widget(), "/spec/ports", json!([{"name": "web", "protocol": "UDP"}, {"name": "web", "protocol": "TCP", "number": 80}]));
+    let reordered = with(
+        valid_widget(),
+        "/spec/ports",
+        json!([{"name": "web", "protocol": "UDP"}, {"name": "web", "protocol": "TCP", "number": 80}]),
+    );
     assert!(validate(&widget_v1(), &reordered, Some(&old), OPTS).is_valid());
     // Atomic list: no correlation, so the transition rule does not run.
     let new = with(valid_widget(), "/spec/steps/0/weight", json!(1));
@@ -486,7 +680,10 @@ fn transitions_correlate_through_map_lists_only() {
     // Transition rule on a scalar: size may not decrease.
     let new = with(valid_widget(), "/spec/size", json!(5));
     let outcome = validate(&widget_v1(), &new, Some(&old), OPTS);
-    assert_eq!(only_error(&outcome).message, "Invalid value: \"integer\": size may not decrease");
+    assert_eq!(
+        only_error(&outcome).message,
+        "Invalid value: \"integer\": size may not decrease"
+    );
 }
 
 #[test]
@@ -496,7 +693,10 @@ fn optional_old_self_runs_on_create() {
                                       "optionalOldSelf": true, "message": "frozen"}]}}});
     assert!(run(&s, &json!({"a": "x"})).is_valid());
     let outcome = validate(&s, &json!({"a": "y"}), Some(&json!({"a": "x"})), OPTS);
-    assert_eq!(only_error(&outcome).message, "Invalid value: \"string\": frozen");
+    assert_eq!(
+        only_error(&outcome).message,
+        "Invalid value: \"string\": frozen"
+    );
 }
 
 #[test]
@@ -510,7 +710,13 @@ fn errors_are_ordered_by_importance() {
     let kinds: Vec<&str> = outcome.errors.iter().map(|e| e.rule_name()).collect();
     assert_eq!(
         kinds,
-        vec!["unknown field", "required", "enum", "x-kubernetes-validations", "x-kubernetes-validations"]
+        vec![
+            "unknown field",
+            "required",
+            "enum",
+            "x-kubernetes-validations",
+            "x-kubernetes-validations"
+        ]
     );
     // CEL errors in walk order: spec.namespace before spec.source.
     assert_eq!(outcome.errors[3].pointer, "/spec/namespace");
@@ -538,7 +744,10 @@ fn huge_and_deep_inputs_are_bounded() {
     }
     let outcome = run(&s, &v);
     assert!(outcome.is_valid());
-    assert!(outcome.warnings.iter().any(|w| w.contains("nested more than")));
+    assert!(outcome
+        .warnings
+        .iter()
+        .any(|w| w.contains("nested more than")));
     // Many errors are capped.
     let channels: Vec<Value> = (0..5000).map(|i| json!(format!("BAD_{i}"))).collect();
     let o = with(valid_ce(), "/spec/source/catalog/channels", json!(channels));
@@ -547,11 +756,13 @@ fn huge_and_deep_inputs_are_bounded() {
     assert_eq!(outcome.errors.len(), MAX_ERRORS);
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     // Thousands of unknown keys are capped too.
-    let junk: serde_json::Map<String, Value> = (0..10_000).map(|i| (format!("k{i}"), json!(i))).collect();
+    let junk: serde_json::Map<String, Value> =
+        (0..10_000).map(|i| (format!("k{i}"), json!(i))).collect();
     let o = with(valid_ce(), "/spec/junk", Value::Object(junk));
     assert_eq!(run(&ce_v1(), &o).errors.len(), 1);
     let o = with(valid_widget(), "/spec/labels", json!({}));
-    let many: serde_json::Map<String, Value> = (0..10_000).map(|i| (format!("k{i}"), json!(i))).collect();
+    let many: serde_json::Map<String, Value> =
+        (0..10_000).map(|i| (format!("k{i}"), json!(i))).collect();
     let o = with(o, "/spec", Value::Object(many));
     assert_eq!(run(&widget_v1(), &o).errors.len(), MAX_ERRORS);
 }
@@ -559,7 +770,12 @@ fn huge_and_deep_inputs_are_bounded() {
 #[test]
 fn root_must_be_an_object_and_metadata_too() {
     let outcome = run(&ce_v1(), &json!([1]));
-    assert_eq!(only_error(&outcome).kind, ErrorKind::Type { expected: "object".into() });
+    assert_eq!(
+        only_error(&outcome).kind,
+        ErrorKind::Type {
+            expected: "object".into()
+        }
+    );
     let outcome = run(&ce_v1(), &with(valid_ce(), "/metadata", json!("x")));
     assert_eq!(only_error(&outcome).pointer, "/metadata");
 }
@@ -567,8 +783,14 @@ fn root_must_be_an_object_and_metadata_too() {
 #[test]
 fn field_paths_convert_to_pointers() {
     assert_eq!(field_path_to_pointer(".size").as_deref(), Some("/size"));
-    assert_eq!(field_path_to_pointer(".a['b.c'].d").as_deref(), Some("/a/b.c/d"));
-    assert_eq!(field_path_to_pointer(".list[2]").as_deref(), Some("/list/2"));
+    assert_eq!(
+        field_path_to_pointer(".a['b.c'].d").as_deref(),
+        Some("/a/b.c/d")
+    );
+    assert_eq!(
+        field_path_to_pointer(".list[2]").as_deref(),
+        Some("/list/2")
+    );
     assert_eq!(field_path_to_pointer("size"), None);
     assert_eq!(field_path_to_pointer(".a[x]"), None);
 }
@@ -621,15 +843,21 @@ fn timing_parts() {
     }
     let pattern = &semver[14..semver.len() - 2];
     let t = Instant::now();
-    for _ in 0..20 { let _ = regex_lite::Regex::new(pattern).unwrap(); }
+    for _ in 0..20 {
+        let _ = regex_lite::Regex::new(pattern).unwrap();
+    }
     println!("regex-lite compile semver: {:?}", t.elapsed() / 20);
     let re = regex_lite::Regex::new(pattern).unwrap();
     let t = Instant::now();
-    for _ in 0..100 { assert!(re.is_match(">=0.6.0, <1.0.0")); }
+    for _ in 0..100 {
+        assert!(re.is_match(">=0.6.0, <1.0.0"));
+    }
     println!("regex-lite match semver: {:?}", t.elapsed() / 100);
     let dns = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
     let t = Instant::now();
-    for _ in 0..100 { let _ = regex_lite::Regex::new(dns).unwrap(); }
+    for _ in 0..100 {
+        let _ = regex_lite::Regex::new(dns).unwrap();
+    }
     println!("regex-lite compile dns: {:?}", t.elapsed() / 100);
 }
 
@@ -643,7 +871,9 @@ fn timing_env() {
         println!("stdlib: {:?}", t.elapsed());
         drop(e);
         let t = Instant::now();
-        let e = cel::Env::default().with_optional_support(false).with_stdlib();
+        let e = cel::Env::default()
+            .with_optional_support(false)
+            .with_stdlib();
         println!("no optional stdlib: {:?}", t.elapsed());
         drop(e);
         let t = Instant::now();
@@ -702,7 +932,11 @@ fn timing_regexes() {
     let pattern = rule[14..rule.len() - 2].replace("\\\\", "\\");
     let dns = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
     let decaptured = crate::cel_rules::regex::without_captures(&pattern).to_string();
-    for (name, p, input) in [("semver", pattern.as_str(), ">=0.6.0, <1.0.0"), ("semver-nocap", decaptured.as_str(), ">=0.6.0, <1.0.0"), ("dns", dns, "argocd-operator")] {
+    for (name, p, input) in [
+        ("semver", pattern.as_str(), ">=0.6.0, <1.0.0"),
+        ("semver-nocap", decaptured.as_str(), ">=0.6.0, <1.0.0"),
+        ("dns", dns, "argocd-operator"),
+    ] {
         let t = Instant::now();
         let re = regex_lite::Regex::new(p).unwrap();
         println!("{name} compile: {:?}", t.elapsed());

@@ -152,7 +152,11 @@ pub struct ProxyBuilder<'a> {
 
 impl<'a> ProxyBuilder<'a> {
     /// `binary`: the built `crfix-llm-proxy` (see [`proxy_binary`]).
-    pub fn new(binary: impl Into<PathBuf>, pki: &'a Pki, upstream_base_url: &str) -> ProxyBuilder<'a> {
+    pub fn new(
+        binary: impl Into<PathBuf>,
+        pki: &'a Pki,
+        upstream_base_url: &str,
+    ) -> ProxyBuilder<'a> {
         ProxyBuilder {
             binary: binary.into(),
             pki,
@@ -205,10 +209,15 @@ impl<'a> ProxyBuilder<'a> {
             .arg(&self.pki.client_ca_file)
             .arg("--requestheader-allowed-names")
             .arg(format!("{ALLOWED_CN},aggregator"))
-            .arg("--model")
-            .arg("test-model")
             .arg("--rate-limit")
             .arg("0")
+            // clap refuses a repeated --model: the default only when the caller sets none.
+            .args(
+                (!self.args.iter().any(|a| a == "--model"))
+                    .then_some(["--model", "test-model"])
+                    .into_iter()
+                    .flatten(),
+            )
             .env("CRFIX_LOG", "debug")
             .env("LOCAL_LLM_URL", &self.upstream)
             .args(&self.args)

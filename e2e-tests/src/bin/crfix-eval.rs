@@ -145,7 +145,10 @@ fn run(args: &Args) -> Result<bool> {
             eprintln!("log [{}] {}", line.level, line.message);
         }
         for call in host.host_calls() {
-            eprintln!("host call kubernetes/get_resource {}", serde_json::to_string(&call)?);
+            eprintln!(
+                "host call kubernetes/get_resource {}",
+                serde_json::to_string(&call)?
+            );
         }
     }
     let accepted = response["accepted"]

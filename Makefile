@@ -53,16 +53,15 @@ build-proxy:
 build: setup build-wasm build-proxy build-eval
 
 # Exit code 1 (rejected) is an expected outcome here; 2 (error) is not.
-define eval
-	@echo; echo "=== $(1)"; echo "\$$ crfix-eval $(2)"; \
-	$(CRFIX_EVAL) $(2); rc=$$?; if [ $$rc -gt 1 ]; then exit $$rc; fi
+define run_eval
+@echo; echo "=== $(1)"; echo "\$$ crfix-eval $(2)"; $(CRFIX_EVAL) $(2); rc=$$?; if [ $$rc -gt 1 ]; then exit $$rc; fi
 endef
 
 run: build
-	$(call eval,invalid ClusterExtension in validate mode: crfix reports every error,--request $(REQUESTS)/cluster-extension-invalid.json --settings $(REQUESTS)/settings-inline-validate.yaml --crd $(CE_CRD))
-	$(call eval,the same request in fix mode: deterministic repairs; warnings; patch; repaired object,--request $(REQUESTS)/cluster-extension-invalid.json --settings $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
-	$(call eval,packageName missing: no rule can invent it (the LLM path can try; see make demo),--request $(REQUESTS)/cluster-extension-no-package.json --settings $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
-	$(call eval,a valid ClusterExtension: accepted; untouched,--request $(REQUESTS)/cluster-extension-valid.json --settings $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
+	$(call run_eval,invalid ClusterExtension in validate mode: crfix reports every error,--request $(REQUESTS)/cluster-extension-invalid.json --settings $(REQUESTS)/settings-inline-validate.yaml --crd $(CE_CRD))
+	$(call run_eval,the same request in fix mode: deterministic repairs; warnings; patch; repaired object,--request $(REQUESTS)/cluster-extension-invalid.json --settings $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
+	$(call run_eval,packageName missing: no rule can invent it (the LLM path can try; see make demo),--request $(REQUESTS)/cluster-extension-no-package.json --settings $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
+	$(call run_eval,a valid ClusterExtension: accepted; untouched,--request $(REQUESTS)/cluster-extension-valid.json --settings $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
 
 fmt:
 	$(CARGO) fmt --all

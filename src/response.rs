@@ -254,7 +254,10 @@ mod tests {
             kind: ErrorKind::Required,
             message: "Required value".into(),
         };
-        let m = invalid_message("crfix: ClusterExtension \"x\" is invalid", &[e.clone()]);
+        let m = invalid_message(
+            "crfix: ClusterExtension \"x\" is invalid",
+            std::slice::from_ref(&e),
+        );
         assert_eq!(
             m,
             "crfix: ClusterExtension \"x\" is invalid: spec.source.catalog.packageName: Required value"

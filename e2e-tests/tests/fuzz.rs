@@ -374,3 +374,64 @@ proptest! {
         }
     }
 }
+
+/// The repair property is not vacuous: the mutation strategy does produce repaired objects.
+#[test]
+fn the_mutation_strategy_exercises_repairs() {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let settings = inline_settings(&[ce_crd().clone()], json!({"mode": "fix"}));
+    let strategy = prop::collection::vec(mutation(), 1..5);
+    let (mut repaired, total) = (0, 100);
+    for _ in 0..total {
+        let mutations = match strategy.new_tree(&mut runner) {
+            Ok(tree) => tree.current(),
+            Err(e) => panic!("{e}"),
+        };
+        let mut object = valid_ce();
+        for m in &mutations {
+            apply(&mut object, m);
+        }
+        let request = admission_request("CREATE", object, None);
+        let r = host().validate(&request, &settings).expect("validate");
+        if r.get("mutated_object").is_some_and(Value::is_object) {
+            repaired += 1;
+        }
+    }
+    assert!(
+        repaired >= 10,
+        "only {repaired} of {total} cases were repaired"
+    );
+}
+
+/// The invariant checker rejects what it must.
+#[test]
+fn the_repair_checker_catches_bad_repairs() {
+    let original = valid_ce();
+    let request = admission_request("CREATE", original.clone(), None);
+    let settings = inline_settings(&[ce_crd().clone()], json!({"mode": "fix"}));
+    let annotated = |mut v: Value| {
+        v["metadata"]["annotations"] = json!({"crfix.dev/repair": "{}"});
+        v
+    };
+    let good = annotated(original.clone());
+    assert!(check_repair(&original, &good, &request, &settings).is_ok());
+
+    let mut sa = annotated(original.clone());
+    sa["spec"]["serviceAccount"]["name"] = json!("cluster-admin");
+    assert!(check_repair(&original, &sa, &request, &settings).is_err());
+
+    let mut outside = annotated(original.clone());
+    outside["status"] = json!({"phase": "x"});
+    assert!(check_repair(&original, &outside, &request, &settings).is_err());
+
+    let mut labels = annotated(original.clone());
+    labels["metadata"]["labels"] = json!({"a": "b"});
+    assert!(check_repair(&original, &labels, &request, &settings).is_err());
+
+    let mut invalid = annotated(original.clone());
+    invalid["spec"]["source"]["sourceType"] = json!("catalog");
+    assert!(check_repair(&original, &invalid, &request, &settings).is_err());
+
+    assert!(check_repair(&original, &original, &request, &settings).is_err());
+}

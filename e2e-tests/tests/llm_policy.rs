@@ -270,13 +270,11 @@ fn a_second_attempt_fixes_what_the_first_left() {
     );
 }
 
-fn hostile_answers() -> Vec<(
-    &'static str,
-    Box<dyn Fn(&CorrectionRequest) -> String + Send + Sync>,
-)> {
-    fn edit(
-        f: impl Fn(&mut Value) + Send + Sync + 'static,
-    ) -> Box<dyn Fn(&CorrectionRequest) -> String + Send + Sync> {
+/// A scripted model answer built from the request it answers.
+type Answer = Box<dyn Fn(&CorrectionRequest) -> String + Send + Sync>;
+
+fn hostile_answers() -> Vec<(&'static str, Answer)> {
+    fn edit(f: impl Fn(&mut Value) + Send + Sync + 'static) -> Answer {
         Box::new(move |r| {
             let mut o = object_in_prompt(r);
             o["spec"]["source"]["catalog"]["packageName"] = json!("argocd-operator");

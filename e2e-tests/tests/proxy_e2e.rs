@@ -280,7 +280,8 @@ fn a_second_attempt_fixes_what_the_first_answer_got_wrong() {
 
 #[test]
 fn hostile_answers_never_reach_the_cluster() {
-    let hostile: Vec<(&str, Box<dyn Fn(Value) -> Value + Send + Sync>)> = vec![
+    type Corruption = Box<dyn Fn(Value) -> Value + Send + Sync>;
+    let hostile: Vec<(&str, Corruption)> = vec![
         (
             "invents a service account",
             Box::new(|mut o: Value| {

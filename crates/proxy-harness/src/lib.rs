@@ -63,6 +63,12 @@ pub struct Pki {
     pub foreign_client: String,
 }
 
+impl Default for Pki {
+    fn default() -> Self {
+        Pki::new()
+    }
+}
+
 impl Pki {
     pub fn new() -> Pki {
         let dir = tempfile::tempdir().unwrap();

@@ -33,7 +33,9 @@ help:
 	@echo "make test       set up, build the policy .wasm, fmt check, clippy, all tests"
 	@echo "make build      policy .wasm (release), no-op .wasm, crfix-llm-proxy (release), crfix-eval"
 	@echo "make e2e-tests  the e2e crate's tests (+ kwctl tests when kwctl is on PATH)"
-	@echo "make bench      evaluations per second through the .wasm, against the no-op policy"
+	@echo "make bench      policy evaluations through the .wasm vs the no-op policy; proxy load run"
+	@echo "make e2e-llm    a real local model (Qwen2.5-Coder-1.5B on CPU) end to end; not part of make test"
+	@echo "make deploy | undeploy | demo | annotate | push   the Kind/OCI path (mk/cluster.mk)"
 	@echo "make fmt | lint | clean | setup"
 
 setup:
@@ -76,7 +78,7 @@ clippy:
 lint: fmt-check clippy
 
 test: setup build-wasm lint
-	$(CARGO) test --workspace
+	$(CARGO) test --workspace --no-fail-fast
 
 e2e-tests: setup build-wasm
 	$(CARGO) test -p crfix-e2e-tests
@@ -90,6 +92,7 @@ e2e-tests: setup build-wasm
 # the release profile's fat LTO of wasmtime would take longer than the measurements.
 bench: setup build-wasm
 	$(CARGO) bench --profile dev -p crfix-e2e-tests --bench policy
+	$(CARGO) bench --profile dev -p crfix-llm-proxy --bench load
 
 clean:
 	$(CARGO) clean

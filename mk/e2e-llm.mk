@@ -1,5 +1,5 @@
 # make e2e-llm — crfix against a real local model (Qwen2.5-Coder-1.5B on CPU, llama.cpp server).
-# Not part of `make test` or CI. See docs/readme-parts/e2e-llm.md.
+# Not part of `make test` or CI. See the README, section "End to end with a real local model".
 #
 #   make e2e-llm                                 all cases in e2e-tests/llm-cases
 #   make e2e-llm E2E_LLM_ARGS="--filter 04"      one case

@@ -1,6 +1,6 @@
 //! crfix-llm-proxy: the aggregated API server (`crfix.dev/v1alpha1`, resource `corrections`)
 //! that lets the crfix admission policy reach an LLM without holding its key.
-//! See docs/readme-parts/proxy.md.
+//! See the README, section "crfix-llm-proxy".
 
 pub mod cache;
 pub mod circuit;

@@ -196,6 +196,11 @@ impl Validatable for Settings {
 
 /// Parses settings JSON, naming the bad field in the error.
 pub fn parse(payload: &[u8]) -> Result<Settings, String> {
+    // Settings are parsed on every evaluation: the plain parser first, and the slower
+    // path-tracking one only to explain an error.
+    if let Ok(settings) = serde_json::from_slice(payload) {
+        return Ok(settings);
+    }
     let de = &mut serde_json::Deserializer::from_slice(payload);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();

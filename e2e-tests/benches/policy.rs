@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
+use crfix_e2e_tests::valid_cluster_extension as valid_ce;
 use crfix_e2e_tests::{admission_request, crd_fixture, inline_settings, PolicyHost};
 
 struct Case {
@@ -27,28 +28,6 @@ struct Case {
     request: Value,
     settings: Value,
     samples: Vec<Duration>,
-}
-
-fn valid_ce() -> Value {
-    json!({
-        "apiVersion": "olm.operatorframework.io/v1",
-        "kind": "ClusterExtension",
-        "metadata": {"name": "argocd"},
-        "spec": {
-            "namespace": "argocd",
-            "serviceAccount": {"name": "argocd-installer"},
-            "source": {
-                "sourceType": "Catalog",
-                "catalog": {
-                    "packageName": "argocd-operator",
-                    "version": ">=0.13.0, <0.14.0",
-                    "channels": ["alpha"],
-                    "upgradeConstraintPolicy": "CatalogProvided"
-                }
-            },
-            "install": {"preflight": {"crdUpgradeSafety": {"enforcement": "Strict"}}}
-        }
-    })
 }
 
 /// Three independent, deterministically repairable mistakes.

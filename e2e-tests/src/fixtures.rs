@@ -186,3 +186,26 @@ pub fn admission_request_with_resource(
     }
     request
 }
+
+/// A valid v1 ClusterExtension (every optional block set), shared by tests and benchmarks.
+pub fn valid_cluster_extension() -> Value {
+    json!({
+        "apiVersion": "olm.operatorframework.io/v1",
+        "kind": "ClusterExtension",
+        "metadata": {"name": "argocd"},
+        "spec": {
+            "namespace": "argocd",
+            "serviceAccount": {"name": "argocd-installer"},
+            "source": {
+                "sourceType": "Catalog",
+                "catalog": {
+                    "packageName": "argocd-operator",
+                    "version": ">=0.13.0, <0.14.0",
+                    "channels": ["alpha"],
+                    "upgradeConstraintPolicy": "CatalogProvided"
+                }
+            },
+            "install": {"preflight": {"crdUpgradeSafety": {"enforcement": "Strict"}}}
+        }
+    })
+}

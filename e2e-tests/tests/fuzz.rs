@@ -11,6 +11,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError};
 use serde_json::{json, Map, Value};
 
+use crfix_e2e_tests::valid_cluster_extension as valid_ce;
 use crfix_e2e_tests::{
     admission_request, check_settings_response, check_validation_response, crd_fixture,
     inline_settings, PolicyHost,
@@ -81,28 +82,6 @@ fn json_value() -> impl Strategy<Value = Value> {
             prop::collection::vec(("[a-zA-Z]{0,10}", inner), 0..6)
                 .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<_, _>>())),
         ]
-    })
-}
-
-fn valid_ce() -> Value {
-    json!({
-        "apiVersion": "olm.operatorframework.io/v1",
-        "kind": "ClusterExtension",
-        "metadata": {"name": "argocd"},
-        "spec": {
-            "namespace": "argocd",
-            "serviceAccount": {"name": "argocd-installer"},
-            "source": {
-                "sourceType": "Catalog",
-                "catalog": {
-                    "packageName": "argocd-operator",
-                    "version": ">=0.13.0, <0.14.0",
-                    "channels": ["alpha"],
-                    "upgradeConstraintPolicy": "CatalogProvided"
-                }
-            },
-            "install": {"preflight": {"crdUpgradeSafety": {"enforcement": "Strict"}}}
-        }
     })
 }
 

@@ -10,11 +10,12 @@
 
 E2E_LLM_DIR := scripts/e2e-llm
 CRFIX_E2E_LLM := $(TARGET_DIR)/debug/crfix-e2e-llm
-CRFIX_PROXY_BIN ?= $(TARGET_DIR)/release/crfix-llm-proxy
+E2E_LLM_PROXY_BIN ?= $(TARGET_DIR)/release/crfix-llm-proxy
 E2E_LLM_OUT ?= $(TARGET_DIR)/e2e-llm/results.json
 E2E_LLM_ARGS ?=
 
-export CRFIX_PROXY_BIN
+# Only for this target: `make test` must find the proxy its own cargo build made.
+e2e-llm: export CRFIX_PROXY_BIN = $(E2E_LLM_PROXY_BIN)
 
 .PHONY: e2e-llm e2e-llm-setup build-e2e-llm
 

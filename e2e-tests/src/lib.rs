@@ -40,6 +40,9 @@ pub use fixtures::{
 pub const POLICY_WASM_ENV: &str = "CRFIX_POLICY_WASM";
 /// Env var naming the no-op baseline `.wasm`.
 pub const NOOP_WASM_ENV: &str = "CRFIX_NOOP_WASM";
+/// Set (to anything) to write `/tmp/perf-<pid>.map` so that `perf` names the guest's functions
+/// (profile an unstripped `.wasm`: `CARGO_PROFILE_RELEASE_STRIP=false`).
+pub const PERF_MAP_ENV: &str = "CRFIX_WASM_PERF_MAP";
 
 /// How often the engine's epoch advances; deadlines are counted in these ticks.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -179,6 +182,9 @@ fn engine() -> Result<&'static wasmtime::Engine> {
         .get_or_init(|| {
             let mut config = wasmtime::Config::new();
             config.epoch_interruption(true);
+            if std::env::var_os(PERF_MAP_ENV).is_some() {
+                config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+            }
             let engine = wasmtime::Engine::new(&config).map_err(|e| e.to_string())?;
             let weak = engine.weak();
             std::thread::Builder::new()

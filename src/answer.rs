@@ -294,24 +294,56 @@ fn apply_patch(mut ops: Vec<Value>, given: &Value) -> Result<Value, AnswerError>
     let mut candidate = given.clone();
     for (i, op) in patch.0.into_iter().enumerate() {
         if let Err(e) = json_patch::patch(&mut candidate, std::slice::from_ref(&op)) {
-            // Models `replace` members that do not exist yet: that is an `add`.
-            let retried = match op {
-                json_patch::PatchOperation::Replace(r) => json_patch::patch(
-                    &mut candidate,
-                    &[json_patch::PatchOperation::Add(json_patch::AddOperation {
-                        path: r.path,
-                        value: r.value,
-                    })],
-                )
-                .is_ok(),
-                _ => false,
+            // Models `replace` members that do not exist yet (that is an `add`), and `add`
+            // under objects that do not exist yet (`mkdir -p`: missing parents become `{}`;
+            // an existing value is never replaced on the way).
+            let add = match op {
+                json_patch::PatchOperation::Replace(r) => Some(json_patch::AddOperation {
+                    path: r.path,
+                    value: r.value,
+                }),
+                json_patch::PatchOperation::Add(a) => Some(a),
+                _ => None,
             };
+            let retried = add.is_some_and(|add| {
+                let mut attempt = candidate.clone();
+                let applied = create_missing_parents(&mut attempt, add.path.as_str())
+                    && json_patch::patch(&mut attempt, &[json_patch::PatchOperation::Add(add)])
+                        .is_ok();
+                if applied {
+                    candidate = attempt;
+                }
+                applied
+            });
             if !retried {
                 return Err(AnswerError::BadPatch(format!("operation {i}: {e}")));
             }
         }
     }
     Ok(candidate)
+}
+
+/// Creates the absent objects on the way to `path`'s parent. False when a step is not an
+/// object (an array index or a scalar is never made up).
+fn create_missing_parents(value: &mut Value, path: &str) -> bool {
+    let Some((parent, _)) = crate::pointer::split_last(path) else {
+        return false;
+    };
+    let mut node = value;
+    for token in crate::pointer::tokens(parent) {
+        node = match node {
+            Value::Object(map) => map
+                .entry(token)
+                .or_insert_with(|| Value::Object(serde_json::Map::new())),
+            Value::Array(items) => match token.parse::<usize>().ok().and_then(|i| items.get_mut(i))
+            {
+                Some(item) => item,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    node.is_object() || node.is_array()
 }
 
 /// `/spec/a[0]/b` → `/spec/a/0/b`, `spec/a` → `/spec/a`: paths as small models write them.
@@ -541,7 +573,7 @@ mod tests {
         let g = given();
         assert_eq!(parse_answer(text, &g).unwrap(), fixed());
         assert_eq!(g, given());
-        let bad = r#"[{"op": "replace", "path": "/spec/nope/deeper", "value": 1}]"#;
+        let bad = r#"[{"op": "replace", "path": "/spec/namespace/deeper", "value": 1}]"#;
         assert!(matches!(
             parse_answer(bad, &g),
             Err(AnswerError::BadPatch(_))
@@ -598,12 +630,36 @@ mod tests {
             json!(["stable"])
         );
         assert_eq!(normalise_path("/a[12]/b[x]/c[3"), "/a/12/b[x]/c[3");
-        // A replace whose parent is missing too still fails.
-        let bad = r#"[{"op": "replace", "path": "/spec/nope/deeper", "value": 1}]"#;
-        assert!(matches!(
-            parse_answer(bad, &g),
-            Err(AnswerError::BadPatch(_))
-        ));
+        // An add (or replace) under objects that do not exist yet creates them...
+        let text = r#"[{"op": "add", "path": "/spec/install/preflight/crdUpgradeSafety/enforcement", "value": "None"}]"#;
+        let out = parse_answer(text, &g).unwrap();
+        assert_eq!(
+            out["spec"]["install"],
+            json!({"preflight": {"crdUpgradeSafety": {"enforcement": "None"}}})
+        );
+        let text = r#"[{"op": "replace", "path": "/spec/nope/deeper", "value": 1}]"#;
+        assert_eq!(
+            parse_answer(text, &g).unwrap()["spec"]["nope"],
+            json!({"deeper": 1})
+        );
+        // ... but never replaces a value on the way, nor makes up an array element.
+        for bad in [
+            r#"[{"op": "add", "path": "/spec/namespace/deeper", "value": 1}]"#,
+            r#"[{"op": "add", "path": "/spec/source/catalog/channels/5/x", "value": 1}]"#,
+            r#"[{"op": "add", "path": "/spec/source/catalog/version/x", "value": 1}]"#,
+        ] {
+            assert!(
+                matches!(parse_answer(bad, &g), Err(AnswerError::BadPatch(_))),
+                "{bad}"
+            );
+        }
+        // An existing array element may be the way.
+        g["spec"]["source"]["catalog"]["channels"] = json!([{"a": 1}]);
+        let text = r#"[{"op": "add", "path": "/spec/source/catalog/channels/0/b/c", "value": 2}]"#;
+        assert_eq!(
+            parse_answer(text, &g).unwrap()["spec"]["source"]["catalog"]["channels"],
+            json!([{"a": 1, "b": {"c": 2}}])
+        );
     }
 
     #[test]

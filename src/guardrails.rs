@@ -98,6 +98,23 @@ pub fn check_path(settings: &Settings, pointer: &str) -> Result<(), Violation> {
     Ok(())
 }
 
+/// May a repair remove the empty object at `pointer`? Nothing under it can be protected, so
+/// only a protected path above it (or at it) stops the removal.
+pub fn check_empty_removal(settings: &Settings, pointer: &str) -> Result<(), Violation> {
+    check_allowed(settings, pointer)?;
+    if let Some(p) = settings
+        .protected_paths
+        .iter()
+        .find(|p| pointer::is_under(pointer, p))
+    {
+        return Err(Violation::new(
+            pointer,
+            format!("protected path {p} (protectedPaths)"),
+        ));
+    }
+    Ok(())
+}
+
 /// May a repair move the user's own value from `from` to `to` (absent before the move)?
 /// Both ends must be under allowed paths; protected paths are allowed only for a verbatim
 /// relocation whose property names match (see the module documentation).
@@ -143,7 +160,7 @@ pub fn check_relocation(settings: &Settings, from: &str, to: &str) -> Result<(),
 
 /// Does the user's original object hold `value` under a property named like `name`, at a
 /// pointer (other than `except`, under an allowed path) where `other` has nothing?
-fn relocated_from(
+pub(crate) fn relocated_from(
     settings: &Settings,
     source: &Value,
     other: &Value,

@@ -6,6 +6,7 @@
 
 pub mod answer;
 pub mod cel_rules;
+pub mod evidence;
 pub mod guardrails;
 pub mod host;
 pub mod llm;

@@ -11,6 +11,7 @@ use correction_api::Correction;
 use serde_json::Value;
 
 use crate::answer::{self, AnswerError};
+use crate::evidence;
 use crate::guardrails::{self, REPAIR_ANNOTATION};
 use crate::host::{GetResourceRequest, Host, LogLevel};
 use crate::pointer;
@@ -56,6 +57,7 @@ pub fn correct(
     let settings = ctx.settings;
     let shown = prompt::for_prompt(object);
     let mut feedback: Option<Feedback> = None;
+    let mut previous: Option<Value> = None;
     let mut reasons: Vec<String> = Vec::new();
     let mut attempts = 0u32;
     while attempts < settings.llm.max_attempts {
@@ -96,7 +98,7 @@ pub fn correct(
                 fitted.token.len()
             ),
         );
-        match judge(ctx, object, &shown, &status.content) {
+        match judge(ctx, object, &shown, &status.content, previous.as_ref()) {
             Ok(candidate) => {
                 let changes = llm_changes(object, &candidate, &status.model);
                 return LlmOutcome::Fixed {
@@ -121,6 +123,9 @@ pub fn correct(
                 ));
                 if rejected.final_ {
                     break;
+                }
+                if rejected.parsed {
+                    previous = rejected.partial;
                 }
                 feedback = Some(rejected.feedback);
             }
@@ -262,17 +267,48 @@ struct Rejected {
     feedback: Feedback,
     /// No further attempt helps (the model said the object cannot be fixed).
     final_: bool,
+    /// The answer gave a candidate at all (it parsed and applied).
+    parsed: bool,
+    /// The candidate, when it broke no guardrail and is only still invalid: the model, told
+    /// its remaining errors, often answers with a patch to its own previous result.
+    partial: Option<Value>,
 }
 
 /// Parses an answer and checks the candidate: guardrails against the object given, then full
-/// re-validation.
+/// re-validation. A patch is tried on `previous` (the last attempt's guardrail-clean but
+/// invalid candidate) first, then on the object given; either way the result is judged
+/// against the object given.
 fn judge(
     ctx: &RepairContext,
     given: &Value,
     shown: &Value,
     content: &str,
+    previous: Option<&Value>,
 ) -> Result<Value, Rejected> {
-    let mut candidate = match answer::parse_answer(content, given) {
+    let Some(previous) = previous else {
+        return judge_on(ctx, given, shown, content, given);
+    };
+    let on_previous = match judge_on(ctx, given, shown, content, previous) {
+        Ok(candidate) => return Ok(candidate),
+        Err(rejected) => rejected,
+    };
+    judge_on(ctx, given, shown, content, given).map_err(|on_given| {
+        if on_previous.parsed {
+            on_previous
+        } else {
+            on_given
+        }
+    })
+}
+
+fn judge_on(
+    ctx: &RepairContext,
+    given: &Value,
+    shown: &Value,
+    content: &str,
+    base: &Value,
+) -> Result<Value, Rejected> {
+    let mut candidate = match answer::parse_answer(content, base) {
         Ok(c) => c,
         Err(e) => {
             let final_ = matches!(e, AnswerError::Refused(_));
@@ -280,6 +316,8 @@ fn judge(
                 summary: e.to_string(),
                 feedback: Feedback::new(content, vec![format!("<answer> | format | {e}")], vec![]),
                 final_,
+                parsed: false,
+                partial: None,
             });
         }
     };
@@ -296,9 +334,18 @@ fn judge(
                 vec![],
             ),
             final_: false,
+            parsed: true,
+            partial: None,
         });
     }
-    let guard = guardrails::check_candidate(ctx.settings, given, &candidate);
+    let mut guard = guardrails::check_candidate(ctx.settings, given, &candidate);
+    let unsupported = evidence::check(ctx.settings, given, ctx.old_object, &candidate);
+    if !unsupported.is_empty() {
+        match &mut guard {
+            Ok(_) => guard = Err(unsupported),
+            Err(violations) => violations.extend(unsupported),
+        }
+    }
     let validation = validation::validate(ctx.schema, &candidate, ctx.old_object, ctx.options);
     let mut problems: Vec<String> = Vec::new();
     let mut summary: Vec<String> = Vec::new();
@@ -325,10 +372,13 @@ fn judge(
     if problems.is_empty() {
         return Ok(candidate);
     }
+    let partial = guard.is_ok().then_some(candidate);
     Err(Rejected {
         summary: summary.join(", "),
         feedback: Feedback::new(content, problems, validation.errors),
         final_: false,
+        parsed: true,
+        partial,
     })
 }
 

@@ -53,6 +53,12 @@ pub struct LlmSettings {
     pub temperature: f32,
     /// What the LLM is asked to answer with (the parser accepts either).
     pub answer_format: AnswerFormat,
+    /// Every word and number the LLM writes must occur in the user's own text, and no number
+    /// of a value it rewrites may be dropped (see `crate::evidence`).
+    pub require_evidence: bool,
+    /// Values only the user chooses: the LLM may cut the user's own value down or move it
+    /// there, never supply one.
+    pub verbatim_paths: Vec<String>,
 }
 
 /// `patch` (default): an RFC 6902 JSON Patch — measured on a small CPU model, a third of the
@@ -72,9 +78,11 @@ impl Default for LlmSettings {
             max_attempts: 2,
             max_token_bytes: correction_api::DEFAULT_MAX_TOKEN_BYTES,
             correction_api_version: correction_api::API_VERSION.to_string(),
-            max_tokens: 1024,
+            max_tokens: 256,
             temperature: 0.0,
             answer_format: AnswerFormat::Patch,
+            require_evidence: true,
+            verbatim_paths: vec!["/spec/source/catalog/packageName".to_string()],
         }
     }
 }
@@ -120,7 +128,10 @@ impl Default for Settings {
             on_unfixable: Fallback::Reject,
             on_llm_unavailable: Fallback::Reject,
             allowed_paths: vec!["/spec".to_string()],
-            protected_paths: vec!["/spec/serviceAccount".to_string()],
+            protected_paths: vec![
+                "/spec/serviceAccount".to_string(),
+                "/spec/install/serviceAccount".to_string(),
+            ],
             max_patch_operations: DEFAULT_MAX_PATCH_OPERATIONS,
             restore_immutable: true,
             reject_unknown_fields: true,
@@ -163,6 +174,9 @@ impl Validatable for Settings {
         }
         for p in &self.protected_paths {
             check_pointer("protectedPaths", p)?;
+        }
+        for p in &self.llm.verbatim_paths {
+            check_pointer("llm.verbatimPaths", p)?;
         }
         if self.max_patch_operations == 0 || self.max_patch_operations > 1000 {
             return Err("maxPatchOperations: must be between 1 and 1000".into());

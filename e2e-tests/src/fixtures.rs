@@ -209,3 +209,14 @@ pub fn valid_cluster_extension() -> Value {
         }
     })
 }
+
+/// The object a crfix prompt shows the model: the fenced JSON block of a user message.
+/// Panics (a test helper) when the message has none.
+pub fn object_in_user_message(user: &str) -> Value {
+    let block = user
+        .split("```json\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .unwrap_or_default();
+    serde_json::from_str(block).unwrap_or_else(|e| panic!("no object in the prompt ({e}): {user}"))
+}

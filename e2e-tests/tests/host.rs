@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use crfix_e2e_tests::valid_cluster_extension as valid_ce;
 use crfix_e2e_tests::{
     admission_request, check_settings_response, check_validation_response, crd_fixture,
     inline_settings, not_allowed_error, not_found_error, Cluster, GetResourceCall, PolicyHost,
@@ -18,27 +19,6 @@ fn host() -> PolicyHost {
         Ok(h) => h,
         Err(e) => panic!("{e:#}"),
     }
-}
-
-fn valid_ce() -> Value {
-    json!({
-        "apiVersion": "olm.operatorframework.io/v1",
-        "kind": "ClusterExtension",
-        "metadata": {"name": "argocd"},
-        "spec": {
-            "namespace": "argocd",
-            "serviceAccount": {"name": "argocd-installer"},
-            "source": {
-                "sourceType": "Catalog",
-                "catalog": {
-                    "packageName": "argocd-operator",
-                    "version": ">=0.13.0, <0.14.0",
-                    "channels": ["alpha"],
-                    "upgradeConstraintPolicy": "CatalogProvided"
-                }
-            }
-        }
-    })
 }
 
 /// Three independent, deterministically repairable mistakes and one required field missing

@@ -12,7 +12,9 @@ use proxy_harness::{proxy_binary, Pki, Proxy, ProxyBuilder};
 use serde_json::{json, Value};
 
 use crfix_e2e_tests::aggregator::AggregatorClient;
-use crfix_e2e_tests::{admission_request, crd_fixture, inline_settings, PolicyHost};
+use crfix_e2e_tests::{
+    admission_request, crd_fixture, inline_settings, object_in_user_message, PolicyHost,
+};
 
 const CE_V1: &str = "clusterextensions.olm.operatorframework.io.v1";
 const MODEL: &str = "fake-model-1";
@@ -105,12 +107,7 @@ fn object_in_prompt(request: &RecordedRequest) -> Value {
         .find(|(role, content)| role == "user" && content.contains("```json\n"))
         .map(|(_, content)| content)
         .unwrap_or_default();
-    let block = user
-        .split("```json\n")
-        .nth(1)
-        .and_then(|rest| rest.split("\n```").next())
-        .unwrap_or_default();
-    serde_json::from_str(block).unwrap_or_else(|e| panic!("no object in the prompt ({e}): {user}"))
+    object_in_user_message(&user)
 }
 
 /// A model that fills the package name the label states.

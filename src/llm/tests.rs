@@ -338,6 +338,50 @@ fn an_invalid_candidate_is_fed_back_with_its_errors() {
 }
 
 #[test]
+fn a_second_patch_builds_on_the_first_candidate() {
+    // Attempt 1 supplies the package but breaks the version; attempt 2 mends only the version,
+    // as a patch to its own previous result (how a small model answers the feedback).
+    let too_long = format!(">=3.0, <3.6{}", " ".repeat(70));
+    let first = json!([
+        {"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"},
+        {"op": "replace", "path": "/spec/source/catalog/version", "value": too_long}
+    ]);
+    let second = json!([
+        {"op": "replace", "path": "/spec/source/catalog/version", "value": ">=3.0, <3.6"}
+    ]);
+    let (out, _) = run(
+        &settings(2),
+        &[ok(first.to_string()), ok(second.to_string())],
+    );
+    assert!(
+        matches!(&out, LlmOutcome::Fixed { attempts: 2, object, .. } if *object == fixed()),
+        "{out:?}"
+    );
+    // A patch that only applies to the object as given is still taken that way.
+    let whole = json!([
+        {"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"}
+    ]);
+    let (out, _) = run(
+        &settings(2),
+        &[ok(first.to_string()), ok(whole.to_string())],
+    );
+    assert!(
+        matches!(&out, LlmOutcome::Fixed { attempts: 2, object, .. } if *object == fixed()),
+        "{out:?}"
+    );
+    // A candidate that broke a guardrail is never built on.
+    let hostile = json!([
+        {"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"},
+        {"op": "replace", "path": "/spec/serviceAccount/name", "value": "cluster-admin"}
+    ]);
+    let (out, _) = run(
+        &settings(2),
+        &[ok(hostile.to_string()), ok(second.to_string())],
+    );
+    assert!(matches!(&out, LlmOutcome::Failed { .. }), "{out:?}");
+}
+
+#[test]
 fn unavailable_llm_is_reported_not_retried() {
     let cases = [
         (

@@ -564,7 +564,7 @@ impl Engine<'_, '_> {
                 .pointer(&at)
                 .and_then(Value::as_object)
                 .is_some_and(|m| m.is_empty());
-            if !empty || guardrails::check_path(settings, &at).is_err() {
+            if !empty || guardrails::check_empty_removal(settings, &at).is_err() {
                 return;
             }
             let Some((parent, name)) = pointer::split_last(&at) else {

@@ -956,6 +956,30 @@ fn yes_no(v: Option<bool>) -> &'static str {
     }
 }
 
+/// Why crfix refused the model's answers, in short, from the rejection message.
+fn rejection_reasons(message: &str) -> String {
+    const TAGS: [(&str, &str); 8] = [
+        ("llm.verbatimPaths", "package name not the user's"),
+        ("llm.requireEvidence", "invented or dropped value"),
+        ("protectedPaths", "protected path"),
+        ("still invalid", "still invalid"),
+        ("changes nothing", "no change"),
+        ("holds no JSON", "unparsable"),
+        ("found it unfixable", "model said unfixable"),
+        ("timed out", "timeout"),
+    ];
+    let found: Vec<&str> = TAGS
+        .iter()
+        .filter(|(needle, _)| message.contains(needle))
+        .map(|(_, tag)| *tag)
+        .collect();
+    if found.is_empty() {
+        "-".to_string()
+    } else {
+        format!("refused: {}", found.join(", "))
+    }
+}
+
 fn print_table(results: &[CaseResult]) {
     println!();
     println!(
@@ -963,10 +987,12 @@ fn print_table(results: &[CaseResult]) {
     );
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for r in results {
-        let changed = if r.changed.is_empty() {
-            "-".to_string()
-        } else {
+        let changed = if !r.changed.is_empty() {
             cut(&r.changed.join(", "), 90)
+        } else if r.outcome == "rejected" {
+            rejection_reasons(r.message.as_deref().unwrap_or_default())
+        } else {
+            "-".to_string()
         };
         println!(
             "| {} | {} | {} | {} | {:.1} s | {}+{} | {} | {} | {} | {} |",

@@ -621,16 +621,18 @@ fn circuit_opens_fails_fast_and_recovers() {
 
 #[test]
 fn the_key_never_leaks_into_logs_responses_or_metrics() {
-    const KEY: &str = "sk-LEAKCHECK-7f3a9c1e5d2b";
+    // A made-up canary, different on every run: it must appear nowhere but upstream.
+    let canary = format!("LEAKCHECK{:016x}", fastrand::u64(..));
+    let key = format!("sk-{canary}");
     let pki = Pki::new();
     let llm = FakeLlm::start_blocking().unwrap();
-    let echo = format!(r#"{{"error":{{"message":"Incorrect API key provided: {KEY}"}}}}"#);
+    let echo = format!(r#"{{"error":{{"message":"Incorrect API key provided: {key}"}}}}"#);
     llm.push(Reply::status(401, echo.clone()));
     llm.push(Reply::status(500, echo.clone()));
-    llm.push(Reply::Garbage(format!("Authorization: Bearer {KEY}")));
+    llm.push(Reply::Garbage(format!("Authorization: Bearer {key}")));
     llm.push(Reply::content("fine"));
     let mut proxy = ProxyBuilder::new(&pki, &llm.base_url())
-        .env("OPENAI_API_KEY", KEY)
+        .env("OPENAI_API_KEY", &key)
         .arg("--max-retries", "0")
         .env("CRFIX_LOG", "trace")
         .arg("--log-format", "text")
@@ -656,7 +658,7 @@ fn the_key_never_leaks_into_logs_responses_or_metrics() {
     assert!(llm
         .requests()
         .iter()
-        .all(|r| r.authorization.as_deref() == Some(&format!("Bearer {KEY}"))));
+        .all(|r| r.authorization.as_deref() == Some(&format!("Bearer {key}"))));
     assert_eq!(proxy.terminate(), Some(0));
     let logs = proxy.logs();
     assert!(
@@ -669,11 +671,11 @@ fn the_key_never_leaks_into_logs_responses_or_metrics() {
     );
     assert!(logs.contains("TRACE"), "trace logging was on: {logs}");
     assert!(
-        !bodies.contains(KEY) && !bodies.contains("LEAKCHECK"),
+        !bodies.contains(&key) && !bodies.contains(&canary),
         "{bodies}"
     );
     assert!(
-        !logs.contains("LEAKCHECK"),
+        !logs.contains(&canary),
         "the key appears in the logs:\n{logs}"
     );
 }

@@ -1,0 +1,372 @@
+//! Evidence guardrails on an LLM's answer: the model may restate what the user wrote, never
+//! invent it (DESIGN section 5, point 4).
+//!
+//! Re-validation proves that a candidate is *valid*; it cannot see a valid value with the
+//! wrong meaning. A small model, measured with `make e2e-llm`, fills a missing package name
+//! from `metadata.name`, obeys an annotation that names a package, drops the upper bound of a
+//! version range, replaces an injected list entry with a plausible invented one and turns
+//! "off" into `Strict`. Three checks stop these, for LLM answers only (deterministic repairs
+//! are designed, not guessed):
+//!
+//! 1. **Every value the LLM writes is grounded** (`llm.requireEvidence`): each word (letters)
+//!    and number of a string or number it writes must occur in the user's own text — in the
+//!    value it replaces when there was one (a rewrite of `"off (skip checks)"` may not say
+//!    `"Strict"`), else anywhere in the object (a namespace stated in an annotation may fill a
+//!    missing `spec.namespace`). On UPDATE the old object's value at the same place counts too.
+//! 2. **No number is dropped** (`llm.requireEvidence`): every number in a user's string that the
+//!    LLM changes or removes must reappear in a value the LLM writes (`">= 1.2 AND < 2"` may
+//!    become `">=1.2.0, <2.0.0"`, not `">= 1.2"`).
+//! 3. **Verbatim paths** (`llm.verbatimPaths`, default `/spec/source/catalog/packageName`):
+//!    which package gets installed is the user's decision. The LLM may cut the user's own
+//!    value down (`"argocd-operator@v0.6.0"` → `"argocd-operator"`), move it there from a
+//!    property of the same name, restore the old object's value, or copy the exact value of
+//!    a label or annotation (`app.kubernetes.io/name: argocd-operator`) — never derive one
+//!    from `metadata.name` or from prose.
+//!
+//! Words are compared without case and separators (`SelfCertified` is grounded by
+//! "self-certified"); numbers by value with trailing `.0` parts dropped (`2.0.0` = `2`).
+//! Booleans, nulls and object keys are not checked.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::guardrails::Violation;
+use crate::pointer;
+use crate::settings::Settings;
+
+/// Deepest nesting walked; deeper values are not checked (the schema bounds real objects far
+/// below this).
+const MAX_DEPTH: usize = 64;
+/// Longest text quoted in a violation.
+const MAX_QUOTE_CHARS: usize = 60;
+
+/// The violations of `candidate` (the LLM's answer) against `given` (the object it was asked
+/// to repair) and, on UPDATE, `old_object`.
+pub fn check(
+    settings: &Settings,
+    given: &Value,
+    old_object: Option<&Value>,
+    candidate: &Value,
+) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    for root in &settings.llm.verbatim_paths {
+        if let Some(v) = check_verbatim(settings, root, given, old_object, candidate) {
+            violations.push(v);
+        }
+    }
+    if settings.llm.require_evidence {
+        violations.extend(check_grounding(settings, given, old_object, candidate));
+    }
+    violations
+}
+
+fn check_verbatim(
+    settings: &Settings,
+    root: &str,
+    given: &Value,
+    old_object: Option<&Value>,
+    candidate: &Value,
+) -> Option<Violation> {
+    let before = given.pointer(root);
+    let after = candidate.pointer(root)?;
+    if before == Some(after) || old_object.and_then(|o| o.pointer(root)) == Some(after) {
+        return None;
+    }
+    let cut_down = match (before, after) {
+        (Some(Value::String(b)), Value::String(a)) => {
+            !a.trim().is_empty() && b.contains(a.as_str())
+        }
+        _ => false,
+    };
+    let name = pointer::split_last(root)
+        .map(|(_, n)| n)
+        .unwrap_or_default();
+    if cut_down
+        || labelled(given, after)
+        || crate::guardrails::relocated_from(settings, given, candidate, &name, after, root)
+    {
+        return None;
+    }
+    Some(Violation {
+        pointer: root.to_string(),
+        message: format!(
+            "llm.verbatimPaths: {} is not the user's value (an LLM may only cut down the \
+             user's own value, move it here, or copy a label's or annotation's exact value)",
+            quote(after)
+        ),
+    })
+}
+
+/// Is `value` exactly the value of one of the object's labels or annotations (the user's own
+/// statement, e.g. `app.kubernetes.io/name: argocd-operator`)? `metadata.name` is not: the
+/// name of an installation says nothing certain about the package installed.
+fn labelled(given: &Value, value: &Value) -> bool {
+    ["labels", "annotations"].iter().any(|key| {
+        given
+            .get("metadata")
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_object)
+            .is_some_and(|map| {
+                map.iter()
+                    .any(|(k, v)| v == value && k != crate::guardrails::REPAIR_ANNOTATION)
+            })
+    })
+}
+
+/// A scalar leaf: its pointer and its text.
+struct Leaf {
+    pointer: String,
+    text: String,
+}
+
+fn check_grounding(
+    settings: &Settings,
+    given: &Value,
+    old_object: Option<&Value>,
+    candidate: &Value,
+) -> Vec<Violation> {
+    let allowed = |p: &str| {
+        settings
+            .allowed_paths
+            .iter()
+            .any(|r| pointer::is_under(p, r))
+    };
+    let mut written = Vec::new();
+    leaves(candidate, "", 0, &mut |p, v| {
+        if allowed(p) && given.pointer(p) != Some(v) {
+            written.push(Leaf {
+                pointer: p.to_string(),
+                text: scalar_text(v),
+            });
+        }
+    });
+    let mut lost = Vec::new();
+    leaves(given, "", 0, &mut |p, v| {
+        if v.is_string() && allowed(p) && candidate.pointer(p) != Some(v) {
+            lost.push(Leaf {
+                pointer: p.to_string(),
+                text: scalar_text(v),
+            });
+        }
+    });
+    let corpus_texts = user_texts(given);
+    let corpus = Evidence::new(corpus_texts.iter().map(String::as_str));
+
+    let mut violations = Vec::new();
+    for leaf in &written {
+        let old_here = old_object
+            .and_then(|o| o.pointer(&leaf.pointer))
+            .filter(|v| is_scalar(v))
+            .map(scalar_text);
+        let replaced = replaced_scalar(given, &leaf.pointer).map(scalar_text);
+        let local;
+        let (evidence, place) = match &replaced {
+            Some(text) => {
+                local = Evidence::new(std::iter::once(text.as_str()).chain(old_here.as_deref()));
+                (&local, "the value it replaces")
+            }
+            None if old_here.is_some() => {
+                local = Evidence::new(
+                    corpus_texts
+                        .iter()
+                        .map(String::as_str)
+                        .chain(old_here.as_deref()),
+                );
+                (&local, "the object")
+            }
+            None => (&corpus, "the object"),
+        };
+        if let Some(missing) = evidence.first_unsupported(&leaf.text) {
+            violations.push(Violation {
+                pointer: leaf.pointer.clone(),
+                message: format!(
+                    "llm.requireEvidence: {} is invented: {} does not occur in {place}",
+                    quote_str(&leaf.text),
+                    quote_str(&missing)
+                ),
+            });
+        }
+    }
+
+    let written_numbers: BTreeSet<String> = written.iter().flat_map(|l| numbers(&l.text)).collect();
+    for leaf in &lost {
+        if let Some(dropped) = numbers(&leaf.text)
+            .into_iter()
+            .find(|n| !written_numbers.contains(n))
+        {
+            violations.push(Violation {
+                pointer: leaf.pointer.clone(),
+                message: format!(
+                    "llm.requireEvidence: the answer drops {dropped} from the user's {}",
+                    quote_str(&leaf.text)
+                ),
+            });
+        }
+    }
+    violations
+}
+
+/// Every string the user wrote in the object: spec values, name, labels, annotations.
+fn user_texts(given: &Value) -> Vec<String> {
+    let mut texts = Vec::new();
+    leaves(given, "", 0, &mut |p, v| {
+        if v.is_string() && !pointer::is_under(p, "/metadata/managedFields") {
+            texts.push(scalar_text(v));
+        }
+    });
+    texts
+}
+
+/// The user's scalar that the value at `p` takes the place of: the value at `p` itself, or
+/// a scalar at one of its ancestors that the LLM turned into a structure (a comma-separated
+/// string into a list).
+fn replaced_scalar<'v>(given: &'v Value, p: &str) -> Option<&'v Value> {
+    let mut current = p;
+    loop {
+        if let Some(v) = given.pointer(current) {
+            return is_scalar(v).then_some(v);
+        }
+        let (parent, _) = pointer::split_last(current)?;
+        current = parent;
+    }
+}
+
+fn is_scalar(v: &Value) -> bool {
+    matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_))
+}
+
+/// Calls `f` with every string and number leaf (bools, nulls and keys are not evidence).
+fn leaves(v: &Value, at: &str, depth: usize, f: &mut dyn FnMut(&str, &Value)) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                leaves(child, &pointer::push(at, k), depth + 1, f);
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                leaves(child, &pointer::push(at, &i.to_string()), depth + 1, f);
+            }
+        }
+        Value::String(_) | Value::Number(_) => f(at, v),
+        _ => {}
+    }
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The user's text, indexed for [`Evidence::first_unsupported`].
+struct Evidence {
+    /// Letters and digits only, lower case, every source one after another (separated).
+    squashed: String,
+    numbers: BTreeSet<String>,
+}
+
+impl Evidence {
+    fn new<'a>(texts: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut squashed = String::new();
+        let mut all_numbers = BTreeSet::new();
+        for text in texts {
+            squashed.extend(
+                text.chars()
+                    .filter(|c| c.is_alphanumeric())
+                    .flat_map(char::to_lowercase),
+            );
+            squashed.push('\u{1f}');
+            all_numbers.extend(numbers(text));
+        }
+        Evidence {
+            squashed,
+            numbers: all_numbers,
+        }
+    }
+
+    /// The first word or number of `text` that the evidence does not contain.
+    fn first_unsupported(&self, text: &str) -> Option<String> {
+        if let Some(w) = words(text)
+            .into_iter()
+            .find(|w| !self.squashed.contains(w.as_str()))
+        {
+            return Some(w);
+        }
+        numbers(text)
+            .into_iter()
+            .find(|n| !self.numbers.contains(n))
+    }
+}
+
+/// Runs of two or more letters, lower case (single letters such as the `v` of `v1.2` or a
+/// wildcard `x` say nothing).
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 2)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Dotted runs of digits (`1`, `1.2`, `0.6.0`), trailing `.0` parts dropped.
+fn numbers(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            current.push(c);
+        } else if c == '.'
+            && !current.is_empty()
+            && !current.ends_with('.')
+            && chars.peek().is_some_and(char::is_ascii_digit)
+        {
+            current.push(c);
+        } else if !current.is_empty() {
+            out.push(normalise_number(&current));
+            current.clear();
+        }
+    }
+    if !current.is_empty() {
+        out.push(normalise_number(&current));
+    }
+    out
+}
+
+fn normalise_number(n: &str) -> String {
+    let mut parts: Vec<&str> = n.split('.').collect();
+    while parts.len() > 1 && parts.last().is_some_and(|p| p.bytes().all(|b| b == b'0')) {
+        parts.pop();
+    }
+    parts
+        .iter()
+        .map(|p| {
+            let t = p.trim_start_matches('0');
+            if t.is_empty() {
+                "0"
+            } else {
+                t
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+fn quote(v: &Value) -> String {
+    match v {
+        Value::String(s) => quote_str(s),
+        other => crate::response::truncate_chars(&other.to_string(), MAX_QUOTE_CHARS),
+    }
+}
+
+fn quote_str(s: &str) -> String {
+    format!("{:?}", crate::response::truncate_chars(s, MAX_QUOTE_CHARS))
+}
+
+#[cfg(test)]
+mod tests;

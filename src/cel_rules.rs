@@ -185,7 +185,9 @@ pub fn reset_caches() {
 
 fn build_env(features: Features) -> Result<Env, cel::DeclarationError> {
     let env = Env::default().with_optional_support(features.optional);
-    if !features.library && !features.optional {
+    // The optional syntax (`a.?b`, `a[?b]`, `[?a]`, `{?k: v}`) is the parser's and the
+    // interpreter's: only the optional library's functions need the environment.
+    if !features.library {
         return Ok(env);
     }
     let mut env = env.with_stdlib();
@@ -538,7 +540,8 @@ pub fn compile(rule: &str) -> Result<CompiledRule, String> {
 /// (`cel::objects::Value::resolve_val`): a rule that calls nothing else needs no standard
 /// library.
 const ENV_FREE_OPERATORS: &[&str] = &[
-    "_?_:_", "_&&_", "_||_", "!_", "_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_", "_[_]", "@in",
+    "_?_:_", "_&&_", "_||_", "!_", "_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_", "_[_]", "_[?_]",
+    "_?._", "@in",
 ];
 
 /// Compiles `rule` with the `cel` crate's Pratt parser (its ANTLR parser spends most of a
@@ -1295,9 +1298,12 @@ mod tests {
         let library = |rule: &str| compile_cel(rule).unwrap().0.features.library;
         let env_free = [
             "self == oldSelf",
+            "oldSelf == self || oldSelf != self",
             "has(self.sourceType) && self.sourceType == 'Catalog' ? has(self.catalog) : !has(self.catalog)",
             "self.a != 'x' || !(self.b < 2) && self.b >= 0",
             "self.a in ['x', 'y'] && self['a'] > 'a' && {'k': 1}.k <= 1",
+            "has(self.a) ? self.a == 'x' : self.b > 0",
+            "self.?a == self[?'a'] && [?self.?b] != [] || {?'k': self.?a} == {}",
         ];
         let with_library = [
             "self.size() > 1",
@@ -1307,6 +1313,8 @@ mod tests {
             "self + 1 == 2",
             "self.matches('a') == true",
             "int(self) == 1",
+            "self.?a.orValue('x') == 'x'",
+            "self.?a.hasValue()",
         ];
         for rule in env_free {
             assert!(!library(rule), "{rule}");
@@ -1337,6 +1345,18 @@ mod tests {
                         same(&env_free, &full),
                         "{rule} on {value}: {env_free:?} vs {full:?}"
                     );
+                    // oldSelf bound as an optional (optionalOldSelf).
+                    let (mut cel, _) = compile_cel(rule).unwrap();
+                    for old in [None, Some(value)] {
+                        let env_free = evaluate_cel(&cel, &schema, value, OldSelf::Optional(old));
+                        cel.features.library = true;
+                        let full = evaluate_cel(&cel, &schema, value, OldSelf::Optional(old));
+                        cel.features.library = library(rule);
+                        assert!(
+                            same(&env_free, &full),
+                            "{rule} on {value}: {env_free:?} vs {full:?}"
+                        );
+                    }
                 }
             }
         }

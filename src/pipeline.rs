@@ -35,7 +35,7 @@ pub fn evaluate(payload: &[u8], host: &dyn Host) -> ValidationResponse {
         let Some(request) = request else {
             return malformed("the validate payload has no \"request\"".into());
         };
-        return evaluate_request(&request, &settings, host);
+        return evaluate_request(&request, settings, host);
     }
     let raw: RawPayload = match serde_json::from_slice(payload) {
         Ok(raw) => raw,
@@ -59,7 +59,7 @@ pub fn evaluate(payload: &[u8], host: &dyn Host) -> ValidationResponse {
         Ok(r) => r,
         Err(e) => return malformed(format!("the AdmissionRequest is malformed: {e}")),
     };
-    evaluate_request(&request, &settings, host)
+    evaluate_request(&request, settings, host)
 }
 
 fn malformed(message: String) -> ValidationResponse {
@@ -107,7 +107,7 @@ fn describe(request: &AdmissionRequest, object: &Value) -> String {
 
 pub fn evaluate_request(
     request: &AdmissionRequest,
-    settings: &Settings,
+    mut settings: Settings,
     host: &dyn Host,
 ) -> ValidationResponse {
     // DELETE/CONNECT carry no object; subresources (status, scale) are not ours to repair.
@@ -126,8 +126,13 @@ pub fn evaluate_request(
     }
     let what = describe(request, object);
 
-    let schema = match schema_source::load_schema(settings, request, host) {
-        Ok(schema) => schema,
+    let schema = match schema_source::load_schema(&settings, request, host) {
+        Ok(schema) => {
+            // The inline CRDs (tens of kilobytes) are not needed any more: freed before the
+            // validation allocates, every page a fresh instance touches costs a page fault.
+            settings.crds = Vec::new();
+            schema
+        }
         Err(e) => {
             host.log(LogLevel::Warning, &format!("schema unavailable: {e}"));
             return match settings.on_schema_unavailable {
@@ -145,6 +150,7 @@ pub fn evaluate_request(
         }
     };
 
+    let settings = &settings;
     let old_object = if request.is_update() {
         request.old_object.as_ref().filter(|o| o.is_object())
     } else {

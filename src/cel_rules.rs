@@ -56,48 +56,45 @@ pub mod regex {
         if !pattern.contains('(') {
             return std::borrow::Cow::Borrowed(pattern);
         }
+        // Every byte that matters is ASCII, so a byte index after one is a char boundary;
+        // the text between insertions is copied in runs.
+        let bytes = pattern.as_bytes();
         let mut out = String::with_capacity(pattern.len() + 16);
-        let mut chars = pattern.chars().peekable();
+        let mut copied = 0;
         let mut in_class = false;
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' => {
-                    out.push(c);
-                    if let Some(next) = chars.next() {
-                        out.push(next);
-                    }
-                }
-                '[' if !in_class => {
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                // The escaped character (its first byte; any others are not ASCII).
+                b'\\' => i += 1,
+                b'[' if !in_class => {
                     in_class = true;
-                    out.push(c);
                     // A `]` right after `[` or `[^` is a literal.
-                    if chars.peek() == Some(&'^') {
-                        out.push('^');
-                        chars.next();
+                    if bytes.get(i + 1) == Some(&b'^') {
+                        i += 1;
                     }
-                    if chars.peek() == Some(&']') {
-                        out.push(']');
-                        chars.next();
+                    if bytes.get(i + 1) == Some(&b']') {
+                        i += 1;
                     }
                 }
-                '[' if in_class && chars.peek() == Some(&':') => {
-                    // A POSIX class `[:alpha:]` inside a class.
-                    out.push(c);
-                    for n in chars.by_ref() {
-                        out.push(n);
-                        if n == ']' {
-                            break;
-                        }
-                    }
+                // A POSIX class `[:alpha:]` inside a class.
+                b'[' if bytes.get(i + 1) == Some(&b':') => {
+                    i += bytes[i..]
+                        .iter()
+                        .position(|&b| b == b']')
+                        .unwrap_or(bytes.len() - i);
                 }
-                ']' if in_class => {
-                    in_class = false;
-                    out.push(c);
+                b']' if in_class => in_class = false,
+                b'(' if !in_class && bytes.get(i + 1) != Some(&b'?') => {
+                    out.push_str(&pattern[copied..=i]);
+                    out.push_str("?:");
+                    copied = i + 1;
                 }
-                '(' if !in_class && chars.peek() != Some(&'?') => out.push_str("(?:"),
-                _ => out.push(c),
+                _ => {}
             }
+            i += 1;
         }
+        out.push_str(&pattern[copied..]);
         std::borrow::Cow::Owned(out)
     }
 
@@ -631,29 +628,38 @@ fn is_identifier(s: &str) -> bool {
 /// string literal whose escapes are all of the single-character kind, decoded as the `cel`
 /// crate decodes them; `None` for anything else (the rule then goes to the CEL parser).
 fn cel_string_literal(token: &str) -> Option<String> {
-    let quote = token.chars().next().filter(|q| matches!(q, '"' | '\''))?;
-    let inner = token[1..].strip_suffix(quote)?;
-    let mut out = String::with_capacity(inner.len());
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => out.push(match chars.next()? {
-                'a' => '\u{07}',
-                'b' => '\u{08}',
-                'f' => '\u{0C}',
-                'n' => '\n',
-                'r' => '\r',
-                't' => '\t',
-                'v' => '\u{0B}',
-                c @ ('\\' | '\'' | '"' | '`' | '?') => c,
-                _ => return None,
-            }),
-            // An unescaped quote ends the literal early; raw line breaks are normalised by
-            // the CEL lexer: both are left to it.
-            c if c == quote || c == '\n' || c == '\r' => return None,
-            c => out.push(c),
+    let quote = match token.as_bytes().first() {
+        Some(&q @ (b'"' | b'\'')) => q,
+        _ => return None,
+    };
+    let mut rest = token[1..].strip_suffix(quote as char)?;
+    let mut out = String::with_capacity(rest.len());
+    // The text between escapes is copied in runs (all the bytes looked for are ASCII).
+    while let Some(i) = rest
+        .bytes()
+        .position(|b| b == b'\\' || b == quote || b == b'\n' || b == b'\r')
+    {
+        out.push_str(&rest[..i]);
+        // An unescaped quote ends the literal early; raw line breaks are normalised by
+        // the CEL lexer: both are left to it.
+        if rest.as_bytes()[i] != b'\\' {
+            return None;
         }
+        let mut tail = rest[i + 1..].chars();
+        out.push(match tail.next()? {
+            'a' => '\u{07}',
+            'b' => '\u{08}',
+            'f' => '\u{0C}',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'v' => '\u{0B}',
+            c @ ('\\' | '\'' | '"' | '`' | '?') => c,
+            _ => return None,
+        });
+        rest = tail.as_str();
     }
+    out.push_str(rest);
     Some(out)
 }
 
@@ -1032,6 +1038,93 @@ mod tests {
             eval("self.a == 'x'", s, json!({})),
             RuleResult::Error(_)
         ));
+    }
+
+    /// The first, character by character, version of [`regex::without_captures`].
+    fn reference_without_captures(pattern: &str) -> std::borrow::Cow<'_, str> {
+        if !pattern.contains('(') {
+            return std::borrow::Cow::Borrowed(pattern);
+        }
+        let mut out = String::with_capacity(pattern.len() + 16);
+        let mut chars = pattern.chars().peekable();
+        let mut in_class = false;
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    out.push(c);
+                    if let Some(next) = chars.next() {
+                        out.push(next);
+                    }
+                }
+                '[' if !in_class => {
+                    in_class = true;
+                    out.push(c);
+                    // A `]` right after `[` or `[^` is a literal.
+                    if chars.peek() == Some(&'^') {
+                        out.push('^');
+                        chars.next();
+                    }
+                    if chars.peek() == Some(&']') {
+                        out.push(']');
+                        chars.next();
+                    }
+                }
+                '[' if in_class && chars.peek() == Some(&':') => {
+                    // A POSIX class `[:alpha:]` inside a class.
+                    out.push(c);
+                    for n in chars.by_ref() {
+                        out.push(n);
+                        if n == ']' {
+                            break;
+                        }
+                    }
+                }
+                ']' if in_class => {
+                    in_class = false;
+                    out.push(c);
+                }
+                '(' if !in_class && chars.peek() != Some(&'?') => out.push_str("(?:"),
+                _ => out.push(c),
+            }
+        }
+        std::borrow::Cow::Owned(out)
+    }
+
+    #[test]
+    fn captures_are_removed_as_by_the_reference() {
+        let patterns = [
+            "",
+            "(",
+            "(a",
+            "\\",
+            "a\\(b)(c)",
+            "é(\\é)(x)ü(",
+            "[^(](b)[]()](c)",
+            "[[:alpha:](](d)",
+            "[[:alpha:](e)",
+            "[a-z\\](f)](g)",
+            "(?i)(h)(?:i)(?P<n>j)",
+            "[(][)](k)\\[(l)\\]",
+            "日本(語)[(]",
+            "((((a))))",
+        ];
+        for p in patterns {
+            assert_eq!(
+                regex::without_captures(p),
+                reference_without_captures(p),
+                "{p:?}"
+            );
+        }
+        let y = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/e2e-tests/fixtures/crds/clusterextensions.olm.operatorframework.io.v1.yaml"
+        ));
+        for line in y.lines().filter(|l| l.contains("self.matches(")) {
+            assert_eq!(
+                regex::without_captures(line),
+                reference_without_captures(line)
+            );
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! support) is reported as [`RuleResult::Unsupported`]: crfix never rejects an object for a
 //! limitation of its own.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -56,48 +56,45 @@ pub mod regex {
         if !pattern.contains('(') {
             return std::borrow::Cow::Borrowed(pattern);
         }
+        // Every byte that matters is ASCII, so a byte index after one is a char boundary;
+        // the text between insertions is copied in runs.
+        let bytes = pattern.as_bytes();
         let mut out = String::with_capacity(pattern.len() + 16);
-        let mut chars = pattern.chars().peekable();
+        let mut copied = 0;
         let mut in_class = false;
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' => {
-                    out.push(c);
-                    if let Some(next) = chars.next() {
-                        out.push(next);
-                    }
-                }
-                '[' if !in_class => {
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                // The escaped character (its first byte; any others are not ASCII).
+                b'\\' => i += 1,
+                b'[' if !in_class => {
                     in_class = true;
-                    out.push(c);
                     // A `]` right after `[` or `[^` is a literal.
-                    if chars.peek() == Some(&'^') {
-                        out.push('^');
-                        chars.next();
+                    if bytes.get(i + 1) == Some(&b'^') {
+                        i += 1;
                     }
-                    if chars.peek() == Some(&']') {
-                        out.push(']');
-                        chars.next();
+                    if bytes.get(i + 1) == Some(&b']') {
+                        i += 1;
                     }
                 }
-                '[' if in_class && chars.peek() == Some(&':') => {
-                    // A POSIX class `[:alpha:]` inside a class.
-                    out.push(c);
-                    for n in chars.by_ref() {
-                        out.push(n);
-                        if n == ']' {
-                            break;
-                        }
-                    }
+                // A POSIX class `[:alpha:]` inside a class.
+                b'[' if bytes.get(i + 1) == Some(&b':') => {
+                    i += bytes[i..]
+                        .iter()
+                        .position(|&b| b == b']')
+                        .unwrap_or(bytes.len() - i);
                 }
-                ']' if in_class => {
-                    in_class = false;
-                    out.push(c);
+                b']' if in_class => in_class = false,
+                b'(' if !in_class && bytes.get(i + 1) != Some(&b'?') => {
+                    out.push_str(&pattern[copied..=i]);
+                    out.push_str("?:");
+                    copied = i + 1;
                 }
-                '(' if !in_class && chars.peek() != Some(&'?') => out.push_str("(?:"),
-                _ => out.push(c),
+                _ => {}
             }
+            i += 1;
         }
+        out.push_str(&pattern[copied..]);
         std::borrow::Cow::Owned(out)
     }
 
@@ -127,6 +124,9 @@ struct Features {
     strings: bool,
     lists: bool,
     optional: bool,
+    /// The rule calls a function (or names something other than `self`/`oldSelf`): the
+    /// environment needs the standard library and crfix's functions. Without, it is empty.
+    library: bool,
 }
 
 /// Functions of the strings extension.
@@ -181,9 +181,13 @@ pub fn reset_caches() {
 }
 
 fn build_env(features: Features) -> Result<Env, cel::DeclarationError> {
-    let mut env = Env::default()
-        .with_optional_support(features.optional)
-        .with_stdlib();
+    let env = Env::default().with_optional_support(features.optional);
+    // The optional syntax (`a.?b`, `a[?b]`, `[?a]`, `{?k: v}`) is the parser's and the
+    // interpreter's: only the optional library's functions need the environment.
+    if !features.library {
+        return Ok(env);
+    }
+    let mut env = env.with_stdlib();
     if features.strings {
         env.add_extension(cel::extensions::strings)?;
     }
@@ -464,10 +468,37 @@ fn list_last_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v
 
 /// A compiled rule of one `x-kubernetes-validations` entry.
 pub struct CompiledRule {
-    expression: Expression,
-    features: Features,
+    body: Body,
     /// The rule reads `oldSelf` (a transition rule).
     pub transition: bool,
+}
+
+enum Body {
+    Cel(Cel),
+    /// A rule of a form crfix evaluates on the JSON value itself, without the CEL parser and
+    /// environment; the CEL compilation is made only if a value is outside what the shortcut
+    /// decides (e.g. `self` is not a string).
+    Shortcut {
+        shortcut: Shortcut,
+        source: String,
+        cel: OnceCell<Result<Cel, String>>,
+    },
+}
+
+struct Cel {
+    expression: Expression,
+    features: Features,
+}
+
+/// The rule forms with a shortcut: they are the bulk of generated CRDs' rules (kubebuilder's
+/// `Pattern`-like markers and `has` checks), and each CEL compilation of a long regex literal
+/// costs the Pratt parser a pass over it in every fresh instance.
+#[derive(Debug, Clone, PartialEq)]
+enum Shortcut {
+    /// `self.matches("<literal>")` or `self.matches('<literal>')`: the decoded pattern.
+    Matches(String),
+    /// `has(self.<identifier>)`.
+    Has(String),
 }
 
 /// What a rule said about a value.
@@ -482,9 +513,38 @@ pub enum RuleResult {
     Unsupported(String),
 }
 
-/// Compiles `rule` with the `cel` crate's Pratt parser (its ANTLR parser spends most of a
-/// millisecond initialising itself in every fresh instance). `Err` says why crfix cannot.
+/// Compiles `rule`: a [`Shortcut`] when the rule has one of its forms, else with the `cel`
+/// crate. `Err` says why crfix cannot.
 pub fn compile(rule: &str) -> Result<CompiledRule, String> {
+    if let Some(shortcut) = shortcut(rule) {
+        return Ok(CompiledRule {
+            body: Body::Shortcut {
+                shortcut,
+                source: rule.to_string(),
+                cel: OnceCell::new(),
+            },
+            transition: false,
+        });
+    }
+    let (cel, transition) = compile_cel(rule)?;
+    Ok(CompiledRule {
+        body: Body::Cel(cel),
+        transition,
+    })
+}
+
+/// Functions the interpreter evaluates itself, without looking them up in the environment
+/// (`cel::objects::Value::resolve_val`): a rule that calls nothing else needs no standard
+/// library.
+const ENV_FREE_OPERATORS: &[&str] = &[
+    "_?_:_", "_&&_", "_||_", "!_", "_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_", "_[_]", "_[?_]",
+    "_?._", "@in",
+];
+
+/// Compiles `rule` with the `cel` crate's Pratt parser (its ANTLR parser spends most of a
+/// millisecond initialising itself in every fresh instance); also says whether it is a
+/// transition rule.
+fn compile_cel(rule: &str) -> Result<(Cel, bool), String> {
     let expression = PrattParser::new()
         .enable_optional_syntax(true)
         .max_recursion_depth(64)
@@ -500,14 +560,107 @@ pub fn compile(rule: &str) -> Result<CompiledRule, String> {
             || functions.iter().any(|f| {
                 f.starts_with("optional.") || matches!(*f, "hasValue" | "value" | "orValue" | "or")
             }),
+        library: !functions.iter().all(|f| ENV_FREE_OPERATORS.contains(f))
+            || !references
+                .variables()
+                .iter()
+                .all(|v| matches!(*v, "self" | "oldSelf")),
     };
     let transition = references.has_variable("oldSelf");
     drop(references);
-    Ok(CompiledRule {
-        expression,
-        features,
+    Ok((
+        Cel {
+            expression,
+            features,
+        },
         transition,
-    })
+    ))
+}
+
+/// The [`Shortcut`] of `rule`, if it has one of their exact forms.
+fn shortcut(rule: &str) -> Option<Shortcut> {
+    let rule = rule.trim_matches([' ', '\t', '\n', '\r']);
+    if let Some(literal) = rule
+        .strip_prefix("self.matches(")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        return cel_string_literal(literal).map(Shortcut::Matches);
+    }
+    let field = rule.strip_prefix("has(self.")?.strip_suffix(')')?;
+    (is_identifier(field) && !CEL_RESERVED.contains(&field))
+        .then(|| Shortcut::Has(field.to_string()))
+}
+
+/// Words CEL reserves: never taken as a field name by a shortcut.
+const CEL_RESERVED: &[&str] = &[
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+];
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The value of `token` if it is exactly one plain (not raw, bytes or triple-quoted) CEL
+/// string literal whose escapes are all of the single-character kind, decoded as the `cel`
+/// crate decodes them; `None` for anything else (the rule then goes to the CEL parser).
+fn cel_string_literal(token: &str) -> Option<String> {
+    let quote = match token.as_bytes().first() {
+        Some(&q @ (b'"' | b'\'')) => q,
+        _ => return None,
+    };
+    let mut rest = token[1..].strip_suffix(quote as char)?;
+    let mut out = String::with_capacity(rest.len());
+    // The text between escapes is copied in runs (all the bytes looked for are ASCII).
+    while let Some(i) = rest
+        .bytes()
+        .position(|b| b == b'\\' || b == quote || b == b'\n' || b == b'\r')
+    {
+        out.push_str(&rest[..i]);
+        // An unescaped quote ends the literal early; raw line breaks are normalised by
+        // the CEL lexer: both are left to it.
+        if rest.as_bytes()[i] != b'\\' {
+            return None;
+        }
+        let mut tail = rest[i + 1..].chars();
+        out.push(match tail.next()? {
+            'a' => '\u{07}',
+            'b' => '\u{08}',
+            'f' => '\u{0C}',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'v' => '\u{0B}',
+            c @ ('\\' | '\'' | '"' | '`' | '?') => c,
+            _ => return None,
+        });
+        rest = tail.as_str();
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 fn one_line(s: &str) -> String {
@@ -532,6 +685,26 @@ pub fn evaluate(
     value: &Value,
     old: OldSelf<'_>,
 ) -> RuleResult {
+    let cel = match &rule.body {
+        Body::Cel(cel) => cel,
+        Body::Shortcut {
+            shortcut,
+            source,
+            cel,
+        } => {
+            if let Some(result) = shortcut.evaluate(schema, value) {
+                return result;
+            }
+            match cel.get_or_init(|| compile_cel(source).map(|(cel, _)| cel)) {
+                Ok(cel) => cel,
+                Err(e) => return RuleResult::Unsupported(e.clone()),
+            }
+        }
+    };
+    evaluate_cel(cel, schema, value, old)
+}
+
+fn evaluate_cel(rule: &Cel, schema: &Value, value: &Value, old: OldSelf<'_>) -> RuleResult {
     let features = Features {
         optional: rule.features.optional || matches!(old, OldSelf::Optional(_)),
         ..rule.features
@@ -547,6 +720,52 @@ pub fn evaluate(
     }
 }
 
+impl Shortcut {
+    /// What the CEL evaluation of the rule would say, or `None` where the shortcut does not
+    /// decide (the caller then evaluates the rule with CEL).
+    fn evaluate(&self, schema: &Value, value: &Value) -> Option<RuleResult> {
+        match self {
+            // `self` binds a JSON string as a CEL string whatever its schema.
+            Shortcut::Matches(pattern) => {
+                let Value::String(text) = value else {
+                    return None;
+                };
+                Some(match compiled_regex("matches", pattern) {
+                    Ok(re) if re.is_match(text) => RuleResult::Pass,
+                    Ok(_) => RuleResult::Fail,
+                    Err(e) => classify(e),
+                })
+            }
+            Shortcut::Has(field) => {
+                let Value::Object(map) = value else {
+                    return None;
+                };
+                // `to_cel` refuses values nested too deeply: left to CEL to say so.
+                if nested_deeper_than(value, MAX_CONVERT_DEPTH) {
+                    return None;
+                }
+                // A field the API server prunes is absent for CEL.
+                let present = map.contains_key(field.as_str())
+                    && ObjectSchema::of(schema).child(field).is_some();
+                Some(if present {
+                    RuleResult::Pass
+                } else {
+                    RuleResult::Fail
+                })
+            }
+        }
+    }
+}
+
+/// `value` has a node below `limit` levels of nesting.
+fn nested_deeper_than(value: &Value, limit: usize) -> bool {
+    match value {
+        Value::Array(items) => limit == 0 || items.iter().any(|i| nested_deeper_than(i, limit - 1)),
+        Value::Object(map) => limit == 0 || map.values().any(|v| nested_deeper_than(v, limit - 1)),
+        _ => false,
+    }
+}
+
 /// Evaluates a `messageExpression`: `Ok(message)` or why it could not.
 pub fn evaluate_message(
     source: &str,
@@ -554,7 +773,7 @@ pub fn evaluate_message(
     value: &Value,
     old: OldSelf<'_>,
 ) -> Result<String, String> {
-    let rule = compile(source)?;
+    let (rule, _) = compile_cel(source)?;
     let features = Features {
         optional: rule.features.optional || matches!(old, OldSelf::Optional(_)),
         ..rule.features
@@ -661,22 +880,11 @@ pub fn to_cel(value: &Value, schema: &Value, depth: usize) -> Result<CelValue, E
             CelValue::List(Arc::new(out))
         }
         Value::Object(map) => {
-            let props = schema.get("properties").and_then(Value::as_object);
-            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
-            let preserve = schema::preserves_unknown(schema);
-            let embedded = schema::is_embedded(schema);
+            let object_schema = ObjectSchema::of(schema);
             let mut out = HashMap::with_capacity(map.len());
             for (k, v) in map {
-                let child = if let Some(p) = props.and_then(|p| p.get(k)) {
-                    p
-                } else if let Some(a) = additional {
-                    a
-                } else if preserve
-                    || (embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata"))
-                {
-                    &Value::Null
-                } else {
-                    // Pruned by the API server before validation: CEL never sees it.
+                // Pruned by the API server before validation: CEL never sees it.
+                let Some(child) = object_schema.child(k) else {
                     continue;
                 };
                 out.insert(Key::from(k.clone()), to_cel(v, child, depth + 1)?);
@@ -684,6 +892,41 @@ pub fn to_cel(value: &Value, schema: &Value, depth: usize) -> Result<CelValue, E
             CelValue::Map(Map { map: Arc::new(out) })
         }
     })
+}
+
+/// What an object's schema says about its fields, for CEL.
+struct ObjectSchema<'s> {
+    properties: Option<&'s serde_json::Map<String, Value>>,
+    additional: Option<&'s Value>,
+    preserve: bool,
+    embedded: bool,
+}
+
+impl<'s> ObjectSchema<'s> {
+    fn of(schema: &'s Value) -> Self {
+        ObjectSchema {
+            properties: schema.get("properties").and_then(Value::as_object),
+            additional: schema.get("additionalProperties").filter(|a| a.is_object()),
+            preserve: schema::preserves_unknown(schema),
+            embedded: schema::is_embedded(schema),
+        }
+    }
+
+    /// The schema of field `key` as CEL sees it (`Null` when untyped), or `None` when the API
+    /// server prunes the field.
+    fn child(&self, key: &str) -> Option<&'s Value> {
+        if let Some(p) = self.properties.and_then(|p| p.get(key)) {
+            Some(p)
+        } else if let Some(a) = self.additional {
+            Some(a)
+        } else if self.preserve
+            || (self.embedded && matches!(key, "apiVersion" | "kind" | "metadata"))
+        {
+            Some(&Value::Null)
+        } else {
+            None
+        }
+    }
 }
 
 /// A cache of compiled rules for one validation: each distinct rule text is compiled once.
@@ -797,6 +1040,93 @@ mod tests {
         ));
     }
 
+    /// The first, character by character, version of [`regex::without_captures`].
+    fn reference_without_captures(pattern: &str) -> std::borrow::Cow<'_, str> {
+        if !pattern.contains('(') {
+            return std::borrow::Cow::Borrowed(pattern);
+        }
+        let mut out = String::with_capacity(pattern.len() + 16);
+        let mut chars = pattern.chars().peekable();
+        let mut in_class = false;
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    out.push(c);
+                    if let Some(next) = chars.next() {
+                        out.push(next);
+                    }
+                }
+                '[' if !in_class => {
+                    in_class = true;
+                    out.push(c);
+                    // A `]` right after `[` or `[^` is a literal.
+                    if chars.peek() == Some(&'^') {
+                        out.push('^');
+                        chars.next();
+                    }
+                    if chars.peek() == Some(&']') {
+                        out.push(']');
+                        chars.next();
+                    }
+                }
+                '[' if in_class && chars.peek() == Some(&':') => {
+                    // A POSIX class `[:alpha:]` inside a class.
+                    out.push(c);
+                    for n in chars.by_ref() {
+                        out.push(n);
+                        if n == ']' {
+                            break;
+                        }
+                    }
+                }
+                ']' if in_class => {
+                    in_class = false;
+                    out.push(c);
+                }
+                '(' if !in_class && chars.peek() != Some(&'?') => out.push_str("(?:"),
+                _ => out.push(c),
+            }
+        }
+        std::borrow::Cow::Owned(out)
+    }
+
+    #[test]
+    fn captures_are_removed_as_by_the_reference() {
+        let patterns = [
+            "",
+            "(",
+            "(a",
+            "\\",
+            "a\\(b)(c)",
+            "é(\\é)(x)ü(",
+            "[^(](b)[]()](c)",
+            "[[:alpha:](](d)",
+            "[[:alpha:](e)",
+            "[a-z\\](f)](g)",
+            "(?i)(h)(?:i)(?P<n>j)",
+            "[(][)](k)\\[(l)\\]",
+            "日本(語)[(]",
+            "((((a))))",
+        ];
+        for p in patterns {
+            assert_eq!(
+                regex::without_captures(p),
+                reference_without_captures(p),
+                "{p:?}"
+            );
+        }
+        let y = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/e2e-tests/fixtures/crds/clusterextensions.olm.operatorframework.io.v1.yaml"
+        ));
+        for line in y.lines().filter(|l| l.contains("self.matches(")) {
+            assert_eq!(
+                regex::without_captures(line),
+                reference_without_captures(line)
+            );
+        }
+    }
+
     #[test]
     fn captures_are_removed_without_changing_the_language() {
         use super::regex::without_captures;
@@ -807,6 +1137,322 @@ mod tests {
         assert_eq!(without_captures("[[:alpha:]](d)"), "[[:alpha:]](?:d)");
         let re = regex::get("^(v?(0|[1-9][0-9]*))([.](0|[1-9][0-9]*)){0,2}$").unwrap();
         assert!(re.is_match("v1.2.3") && !re.is_match("1.2.3.4"));
+    }
+
+    /// `rule` evaluated by the `cel` crate alone, as it would be without shortcuts; with the
+    /// full environment when `library`, else with the one its features ask for.
+    fn eval_cel(rule: &str, schema: &Value, value: &Value, library: bool) -> RuleResult {
+        match compile_cel(rule) {
+            Ok((mut cel, _)) => {
+                cel.features.library |= library;
+                evaluate_cel(&cel, schema, value, OldSelf::Absent)
+            }
+            Err(e) => RuleResult::Unsupported(e),
+        }
+    }
+
+    /// `rule` through [`compile`] and [`evaluate`] (with the shortcut, if it has one).
+    fn eval_any(rule: &str, schema: &Value, value: &Value) -> RuleResult {
+        match compile(rule) {
+            Ok(compiled) => evaluate(&compiled, schema, value, OldSelf::Absent),
+            Err(e) => RuleResult::Unsupported(e),
+        }
+    }
+
+    /// `a == b`, but error texts compare as multisets of characters: they may print a CEL
+    /// map, whose `HashMap` order differs from one map to the next.
+    fn same(a: &RuleResult, b: &RuleResult) -> bool {
+        let sorted = |s: &str| {
+            let mut c: Vec<char> = s.chars().collect();
+            c.sort_unstable();
+            c
+        };
+        match (a, b) {
+            (RuleResult::Error(x), RuleResult::Error(y))
+            | (RuleResult::Unsupported(x), RuleResult::Unsupported(y)) => sorted(x) == sorted(y),
+            _ => a == b,
+        }
+    }
+
+    fn has_shortcut(rule: &str) -> bool {
+        matches!(compile(rule).map(|c| c.body), Ok(Body::Shortcut { .. }))
+    }
+
+    fn nested(depth: usize) -> Value {
+        (0..depth).fold(json!("leaf"), |v, _| json!({ "a": v }))
+    }
+
+    /// Values a rule may meet: strings with escapes and unicode, and every other JSON type.
+    fn tricky_values() -> Vec<Value> {
+        vec![
+            json!("abc"),
+            json!("a.b"),
+            json!("aXb"),
+            json!(""),
+            json!("it's"),
+            json!("\"q\""),
+            json!("tab\there"),
+            json!("line\nbreak"),
+            json!("x`y"),
+            json!("a?"),
+            json!("\u{07}\u{08}\u{0C}\u{0B}\r"),
+            json!("ünï"),
+            json!("é"),
+            json!("日本"),
+            json!("back\\slash"),
+            json!(1),
+            json!(1.5),
+            json!(null),
+            json!(true),
+            json!(["a"]),
+            json!({"a": "x"}),
+            json!({"a": null}),
+            json!({"b": 1}),
+            json!({"apiVersion": "v1", "kind": "K"}),
+            json!({}),
+            nested(63),
+            nested(64),
+            nested(65),
+            nested(80),
+        ]
+    }
+
+    fn schemas() -> Vec<Value> {
+        vec![
+            json!({"type": "string"}),
+            json!({"x-kubernetes-int-or-string": true}),
+            json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+            json!({"type": "object", "additionalProperties": {"type": "string"}}),
+            json!({"type": "object", "additionalProperties": true}),
+            json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+            json!({"type": "object", "x-kubernetes-embedded-resource": true,
+                   "properties": {"b": {"type": "integer"}}}),
+            json!({}),
+        ]
+    }
+
+    #[test]
+    fn matches_shortcut_decodes_literals_as_cel_does() {
+        let shortcuts = [
+            r#"self.matches("^[a-z]+$")"#,
+            r#"self.matches('^[a-z]+$')"#,
+            r#"self.matches("^a\\.b$")"#,
+            r#"self.matches('a\\.b')"#,
+            r#"self.matches("^\"q\"$")"#,
+            r#"self.matches('^it\'s$')"#,
+            r#"self.matches("it's")"#,
+            r#"self.matches('"q"')"#,
+            r#"self.matches("^tab\there$")"#,
+            r#"self.matches("line\nbreak")"#,
+            r#"self.matches("^[\a\b\f\v\r]+$")"#,
+            r#"self.matches("^x\`y$")"#,
+            r#"self.matches("^a\?$")"#,
+            r#"self.matches("^ünï$")"#,
+            r#"self.matches('^[é日本]+$')"#,
+            r#"self.matches("back\\\\slash")"#,
+            r#"self.matches("")"#,
+            r#"self.matches('\\p{Greek}')"#,
+            r#"self.matches("(")"#,
+            r#"self.matches("a{2,1}")"#,
+            " self.matches('b')\n",
+        ];
+        let not_shortcuts = [
+            r#"self.matches("\x41")"#,
+            r#"self.matches("\u00e9")"#,
+            r#"self.matches("\101")"#,
+            r#"self.matches(r"a\.b")"#,
+            r#"self.matches("""abc""")"#,
+            r#"self.matches('''a'b''')"#,
+            r#"self.matches(b"abc")"#,
+            r#"self.matches("a" + "b")"#,
+            r#"self.matches("a") || true"#,
+            r#"self.matches("a") && self.matches("b")"#,
+            r#"self.matches("a\")"#,
+            r#"self.matches("a"b")"#,
+            r#"self.matches('a"b')x"#,
+            r#"self.matches("a\qb")"#,
+            "self.matches('a\nb')",
+            r#"self .matches("a")"#,
+            r#"self.matches("a", "b")"#,
+        ];
+        for rule in shortcuts {
+            assert!(has_shortcut(rule), "{rule}");
+            assert!(compile_cel(rule).is_ok(), "{rule}");
+        }
+        for rule in not_shortcuts {
+            assert!(!has_shortcut(rule), "{rule}");
+        }
+        for rule in shortcuts.iter().chain(&not_shortcuts) {
+            for schema in schemas() {
+                for value in tricky_values() {
+                    regex::clear();
+                    let fast = eval_any(rule, &schema, &value);
+                    regex::clear();
+                    let slow = eval_cel(rule, &schema, &value, true);
+                    assert!(
+                        same(&fast, &slow),
+                        "{rule} on {value} ({schema}): {fast:?} vs {slow:?}"
+                    );
+                }
+            }
+        }
+        // The decoded patterns do what they say.
+        let s = json!({"type": "string"});
+        let pass = [
+            (r#"self.matches("^a\\.b$")"#, "a.b"),
+            (r#"self.matches('^it\'s$')"#, "it's"),
+            (r#"self.matches("^\"q\"$")"#, "\"q\""),
+            (r#"self.matches("^tab\there$")"#, "tab\there"),
+            (r#"self.matches("^ünï$")"#, "ünï"),
+            (r#"self.matches("back\\\\slash")"#, "back\\slash"),
+        ];
+        for (rule, text) in pass {
+            assert_eq!(eval_any(rule, &s, &json!(text)), RuleResult::Pass, "{rule}");
+        }
+        assert_eq!(
+            eval_any(r#"self.matches("^a\\.b$")"#, &s, &json!("aXb")),
+            RuleResult::Fail
+        );
+        assert!(matches!(
+            eval_any(r#"self.matches('\\p{Greek}')"#, &s, &json!("x")),
+            RuleResult::Unsupported(_)
+        ));
+        assert!(matches!(
+            eval_any(r#"self.matches("a")"#, &s, &json!(1)),
+            RuleResult::Unsupported(_) | RuleResult::Error(_)
+        ));
+    }
+
+    #[test]
+    fn has_shortcut_follows_pruning_as_cel_does() {
+        let shortcuts = [
+            "has(self.a)",
+            "has(self.b)",
+            "has(self.apiVersion)",
+            "has(self._x1)",
+            "has(self.kind)",
+            "\thas(self.a) ",
+        ];
+        let not_shortcuts = [
+            "has(self.in)",
+            "has(self.true)",
+            "has(self.a.b)",
+            "has(self['a'])",
+            "has(self.1a)",
+            "has(self.a-b)",
+            "has(self.é)",
+            "has(self)",
+            "!has(self.a)",
+            "has(self.a) && has(self.b)",
+        ];
+        for rule in shortcuts {
+            assert!(has_shortcut(rule), "{rule}");
+            assert!(compile_cel(rule).is_ok(), "{rule}");
+        }
+        for rule in not_shortcuts {
+            assert!(!has_shortcut(rule), "{rule}");
+        }
+        for rule in shortcuts.iter().chain(&not_shortcuts) {
+            for schema in schemas() {
+                for value in tricky_values() {
+                    let fast = eval_any(rule, &schema, &value);
+                    let slow = eval_cel(rule, &schema, &value, true);
+                    assert!(
+                        same(&fast, &slow),
+                        "{rule} on {value} ({schema}): {fast:?} vs {slow:?}"
+                    );
+                }
+            }
+        }
+        let s = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert_eq!(
+            eval_any("has(self.a)", &s, &json!({"a": null})),
+            RuleResult::Pass
+        );
+        assert_eq!(
+            eval_any("has(self.b)", &s, &json!({"b": 1})),
+            RuleResult::Fail,
+            "pruned"
+        );
+        // Too deep for `to_cel`: the shortcut leaves it to CEL, which says so.
+        let deep = (0..90).fold(
+            json!({"type": "string"}),
+            |s, _| json!({"type": "object", "properties": {"a": s}}),
+        );
+        for (depth, pass) in [(64, true), (65, false), (80, false)] {
+            let fast = eval_any("has(self.a)", &deep, &nested(depth));
+            assert_eq!(fast, eval_cel("has(self.a)", &deep, &nested(depth), true));
+            assert_eq!(fast == RuleResult::Pass, pass, "{depth}: {fast:?}");
+        }
+    }
+
+    #[test]
+    fn rules_without_function_calls_need_no_library() {
+        let library = |rule: &str| compile_cel(rule).unwrap().0.features.library;
+        let env_free = [
+            "self == oldSelf",
+            "oldSelf == self || oldSelf != self",
+            "has(self.sourceType) && self.sourceType == 'Catalog' ? has(self.catalog) : !has(self.catalog)",
+            "self.a != 'x' || !(self.b < 2) && self.b >= 0",
+            "self.a in ['x', 'y'] && self['a'] > 'a' && {'k': 1}.k <= 1",
+            "has(self.a) ? self.a == 'x' : self.b > 0",
+            "self.?a == self[?'a'] && [?self.?b] != [] || {?'k': self.?a} == {}",
+        ];
+        let with_library = [
+            "self.size() > 1",
+            "size(self) > 1",
+            "type(self) == int",
+            "self.all(x, x > 0)",
+            "self + 1 == 2",
+            "self.matches('a') == true",
+            "int(self) == 1",
+            "self.?a.orValue('x') == 'x'",
+            "self.?a.hasValue()",
+        ];
+        for rule in env_free {
+            assert!(!library(rule), "{rule}");
+        }
+        for rule in with_library {
+            assert!(library(rule), "{rule}");
+        }
+        let values = [
+            json!({"sourceType": "Catalog", "catalog": {}}),
+            json!({"sourceType": "Catalog"}),
+            json!({"sourceType": "Git", "catalog": {}}),
+            json!({"catalog": {}}),
+            json!({"a": "x", "b": 1}),
+            json!({"a": "y", "b": 3}),
+            json!({"a": "z"}),
+            json!({"a": 1, "b": "x"}),
+            json!({"b": -1}),
+            json!("x"),
+            json!(null),
+            json!([1]),
+        ];
+        for rule in env_free.iter().chain(&with_library) {
+            for schema in schemas() {
+                for value in &values {
+                    let env_free = eval_cel(rule, &schema, value, false);
+                    let full = eval_cel(rule, &schema, value, true);
+                    assert!(
+                        same(&env_free, &full),
+                        "{rule} on {value}: {env_free:?} vs {full:?}"
+                    );
+                    // oldSelf bound as an optional (optionalOldSelf).
+                    let (mut cel, _) = compile_cel(rule).unwrap();
+                    for old in [None, Some(value)] {
+                        let env_free = evaluate_cel(&cel, &schema, value, OldSelf::Optional(old));
+                        cel.features.library = true;
+                        let full = evaluate_cel(&cel, &schema, value, OldSelf::Optional(old));
+                        cel.features.library = library(rule);
+                        assert!(
+                            same(&env_free, &full),
+                            "{rule} on {value}: {env_free:?} vs {full:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -4,14 +4,13 @@
 use std::collections::HashMap;
 
 use kubewarden_policy_sdk::response::ValidationResponse;
-use kubewarden_policy_sdk::settings::Validatable;
 use serde_json::{json, Value};
 
 use crate::guardrails;
 use crate::host::{Host, LogLevel};
 use crate::llm::{self, LlmOutcome};
 use crate::repair::{self, RepairContext};
-use crate::request::{AdmissionRequest, RawPayload};
+use crate::request::{AdmissionRequest, Payload, RawPayload};
 use crate::response::{self, CODE_BAD_REQUEST, CODE_INVALID};
 use crate::schema_source;
 use crate::settings::{self, Fallback, Mode, Settings};
@@ -28,13 +27,26 @@ pub const AUDIT_ERRORS: &str = "crfix-errors";
 const MAX_AUDIT_VALUE_BYTES: usize = 4096;
 
 pub fn evaluate(payload: &[u8], host: &dyn Host) -> ValidationResponse {
+    if let Ok(Payload { request, settings }) = serde_json::from_slice(payload) {
+        let settings: Settings = settings.unwrap_or_default();
+        if let Err(e) = settings.validate_options() {
+            return malformed(format!("invalid settings: {e}"));
+        }
+        let Some(request) = request else {
+            return malformed("the validate payload has no \"request\"".into());
+        };
+        return evaluate_request(&request, settings, host);
+    }
     let raw: RawPayload = match serde_json::from_slice(payload) {
         Ok(raw) => raw,
         Err(e) => return malformed(format!("the validate payload is not valid JSON: {e}")),
     };
     let settings = match raw.settings {
         None => Settings::default(),
-        Some(s) => match settings::parse(s.get().as_bytes()).and_then(|s| s.validate().map(|()| s))
+        // The inline CRDs are checked when the policy loads (`validate_settings`) and when
+        // the request's own is read, not all of them on every request.
+        Some(s) => match settings::parse(s.get().as_bytes())
+            .and_then(|s| s.validate_options().map(|()| s))
         {
             Ok(s) => s,
             Err(e) => return malformed(format!("invalid settings: {e}")),
@@ -47,7 +59,7 @@ pub fn evaluate(payload: &[u8], host: &dyn Host) -> ValidationResponse {
         Ok(r) => r,
         Err(e) => return malformed(format!("the AdmissionRequest is malformed: {e}")),
     };
-    evaluate_request(&request, &settings, host)
+    evaluate_request(&request, settings, host)
 }
 
 fn malformed(message: String) -> ValidationResponse {
@@ -95,7 +107,7 @@ fn describe(request: &AdmissionRequest, object: &Value) -> String {
 
 pub fn evaluate_request(
     request: &AdmissionRequest,
-    settings: &Settings,
+    mut settings: Settings,
     host: &dyn Host,
 ) -> ValidationResponse {
     // DELETE/CONNECT carry no object; subresources (status, scale) are not ours to repair.
@@ -114,8 +126,13 @@ pub fn evaluate_request(
     }
     let what = describe(request, object);
 
-    let schema = match schema_source::load_schema(settings, request, host) {
-        Ok(schema) => schema,
+    let schema = match schema_source::load_schema(&settings, request, host) {
+        Ok(schema) => {
+            // The inline CRDs (tens of kilobytes) are not needed any more: freed before the
+            // validation allocates, every page a fresh instance touches costs a page fault.
+            settings.crds = Vec::new();
+            schema
+        }
         Err(e) => {
             host.log(LogLevel::Warning, &format!("schema unavailable: {e}"));
             return match settings.on_schema_unavailable {
@@ -133,6 +150,7 @@ pub fn evaluate_request(
         }
     };
 
+    let settings = &settings;
     let old_object = if request.is_update() {
         request.old_object.as_ref().filter(|o| o.is_object())
     } else {

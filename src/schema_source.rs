@@ -81,10 +81,14 @@ fn crd_name(spec: &LightSpec) -> String {
 /// Checks one inline CRD document from the settings (cheaply: no full schema walk).
 pub fn check_inline_crd(raw: &str) -> Result<(), String> {
     let crd = parse_light(raw).map_err(|e| format!("not a CustomResourceDefinition: {e}"))?;
+    check_light(&crd)
+}
+
+fn check_light(crd: &LightCrd<'_>) -> Result<(), String> {
     if crd.kind.as_deref() != Some("CustomResourceDefinition") {
         return Err(format!(
             "kind is {:?}, expected \"CustomResourceDefinition\"",
-            crd.kind.unwrap_or_default()
+            crd.kind.as_deref().unwrap_or_default()
         ));
     }
     if let Some(av) = crd.api_version.as_deref() {
@@ -94,7 +98,7 @@ pub fn check_inline_crd(raw: &str) -> Result<(), String> {
             ));
         }
     }
-    let spec = crd.spec.ok_or("spec is missing")?;
+    let spec = crd.spec.as_ref().ok_or("spec is missing")?;
     if spec.group.is_empty() {
         return Err("spec.group is missing".into());
     }
@@ -146,11 +150,19 @@ pub fn load_schema(
             } else {
                 format!("{}.{group}", request.kind.kind)
             };
-            for raw in &settings.crds {
-                let Ok(crd) = parse_light(raw.get()) else {
-                    continue;
+            // Settings are checked when the policy loads (`validate_settings`), not on every
+            // request: a CRD that cannot be read is named here, and the matching one checked.
+            let mut unreadable = Vec::new();
+            for (i, raw) in settings.crds.iter().enumerate() {
+                let crd = match parse_light(raw.get()) {
+                    Ok(crd) => crd,
+                    Err(e) => {
+                        unreadable
+                            .push(format!("crds[{i}] is not a CustomResourceDefinition: {e}"));
+                        continue;
+                    }
                 };
-                let Some(spec) = crd.spec else { continue };
+                let Some(spec) = &crd.spec else { continue };
                 let matches = spec.group == group
                     && if request.kind.kind.is_empty() {
                         spec.names.plural == request.resource.resource
@@ -158,13 +170,23 @@ pub fn load_schema(
                         spec.names.kind == request.kind.kind
                     };
                 if matches {
-                    return schema_of(&spec, version);
+                    check_light(&crd).map_err(|message| SchemaError::Malformed {
+                        crd: crd_name(spec),
+                        message: format!("crds[{i}]: {message}"),
+                    })?;
+                    return schema_of(spec, version);
                 }
             }
-            Err(SchemaError::NotFound(format!(
-                "{wanted} (no inline CRD in the settings matches group {group:?} and kind {:?})",
+            let mut message = format!(
+                "{wanted} (no inline CRD in the settings matches group {group:?} and kind {:?}",
                 request.kind.kind
-            )))
+            );
+            if !unreadable.is_empty() {
+                message.push_str("; ");
+                message.push_str(&unreadable.join("; "));
+            }
+            message.push(')');
+            Err(SchemaError::NotFound(message))
         }
         SchemaSourceKind::Cluster => {
             let name = format!("{}.{group}", request.resource.resource);
@@ -370,6 +392,43 @@ mod tests {
         assert!(e.contains("openAPIV3Schema"), "{e}");
         let e = check_inline_crd("[1,2]").unwrap_err();
         assert!(e.contains("not a CustomResourceDefinition"), "{e}");
+    }
+
+    #[test]
+    fn broken_inline_crds_are_named_when_a_request_needs_them() {
+        let mut s = inline(&["widgets.example.com.yaml"]);
+        s.crds
+            .insert(0, RawValue::from_string("[1,2]".into()).unwrap());
+        // Unreadable: named in the not-found error.
+        match load_schema(&s, &ce("v1"), &no_host()) {
+            Err(SchemaError::NotFound(m)) => {
+                assert!(
+                    m.contains("crds[0] is not a CustomResourceDefinition"),
+                    "{m}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        // The readable one still serves its kind.
+        let widget = request("example.com", "v1beta1", "Widget", "widgets");
+        assert!(load_schema(&s, &widget, &no_host()).is_ok());
+        // The matching document fails the checks validate_settings makes: malformed.
+        let mut doc: Value =
+            serde_json::from_str(&fixture_json("widgets.example.com.yaml")).unwrap();
+        doc["kind"] = "ConfigMap".into();
+        let s = Settings {
+            crds: vec![RawValue::from_string(doc.to_string()).unwrap()],
+            ..s
+        };
+        match load_schema(&s, &widget, &no_host()) {
+            Err(SchemaError::Malformed { message, .. }) => {
+                assert!(
+                    message.starts_with("crds[0]: kind is \"ConfigMap\""),
+                    "{message}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -150,6 +150,7 @@ fn check_pointer(field: &str, pointer: &str) -> Result<(), String> {
 }
 
 impl Validatable for Settings {
+    /// Every check, the inline CRDs' included (`validate_settings`, when the policy loads).
     fn validate(&self) -> Result<(), String> {
         if self.schema_source == SchemaSourceKind::Inline && self.crds.is_empty() {
             return Err("crds: schemaSource is \"inline\" but no CRDs are given".into());
@@ -157,6 +158,19 @@ impl Validatable for Settings {
         for (i, crd) in self.crds.iter().enumerate() {
             crate::schema_source::check_inline_crd(crd.get())
                 .map_err(|e| format!("crds[{i}]: {e}"))?;
+        }
+        self.validate_options()
+    }
+}
+
+impl Settings {
+    /// The checks of [`Validatable::validate`] but the inline CRDs' (each is a pass over its
+    /// text): what `validate` runs on every request. `validate_settings` has checked the
+    /// CRDs when the policy was loaded, and the CRD a request needs is checked when it is
+    /// read ([`crate::schema_source::load_schema`]).
+    pub fn validate_options(&self) -> Result<(), String> {
+        if self.schema_source == SchemaSourceKind::Inline && self.crds.is_empty() {
+            return Err("crds: schemaSource is \"inline\" but no CRDs are given".into());
         }
         if self.allowed_paths.is_empty() {
             return Err("allowedPaths: must name at least one path (e.g. \"/spec\")".into());
@@ -262,6 +276,11 @@ mod tests {
     fn semantic_checks_name_the_field() {
         let s = parse(br#"{"schemaSource":"inline"}"#).unwrap();
         assert!(s.validate().unwrap_err().starts_with("crds"));
+        assert!(s.validate_options().unwrap_err().starts_with("crds"));
+        // The per-request checks leave the CRDs to validate_settings and load_schema.
+        let s = parse(br#"{"schemaSource":"inline","crds":[{"kind":"ConfigMap"}]}"#).unwrap();
+        assert!(s.validate().unwrap_err().starts_with("crds[0]: kind"));
+        assert_eq!(s.validate_options(), Ok(()));
         let s = parse(br#"{"allowedPaths":["/metadata/labels"]}"#).unwrap();
         assert!(s.validate().unwrap_err().starts_with("allowedPaths"));
         let s = parse(br#"{"allowedPaths":["/"]}"#).unwrap();

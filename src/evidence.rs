@@ -8,8 +8,9 @@
 //! "off" into `Strict`. Three checks stop these, for LLM answers only (deterministic repairs
 //! are designed, not guessed):
 //!
-//! 1. **Every value the LLM writes is grounded** (`llm.requireEvidence`): each word (letters)
-//!    and number of a string or number it writes must occur in the user's own text — in the
+//! 1. **Every value the LLM writes is grounded** (`llm.requireEvidence`): each word (letters),
+//!    number and operator (`>=`, `~`, `*`, ...) of a string or number it writes must occur in
+//!    the user's own text — in the
 //!    value it replaces when there was one (a rewrite of `"off (skip checks)"` may not say
 //!    `"Strict"`), else anywhere in the object (a namespace stated in an annotation may fill a
 //!    missing `spec.namespace`). On UPDATE the old object's value at the same place counts too.
@@ -269,13 +270,16 @@ struct Evidence {
     /// Letters and digits only, lower case, every source one after another (separated).
     squashed: String,
     numbers: BTreeSet<String>,
+    operators: BTreeSet<String>,
 }
 
 impl Evidence {
     fn new<'a>(texts: impl IntoIterator<Item = &'a str>) -> Self {
         let mut squashed = String::new();
         let mut all_numbers = BTreeSet::new();
+        let mut all_operators = BTreeSet::new();
         for text in texts {
+            all_operators.extend(operators(text));
             squashed.extend(
                 text.chars()
                     .filter(|c| c.is_alphanumeric())
@@ -287,10 +291,11 @@ impl Evidence {
         Evidence {
             squashed,
             numbers: all_numbers,
+            operators: all_operators,
         }
     }
 
-    /// The first word or number of `text` that the evidence does not contain.
+    /// The first word, number or operator of `text` that the evidence does not contain.
     fn first_unsupported(&self, text: &str) -> Option<String> {
         if let Some(w) = words(text)
             .into_iter()
@@ -298,9 +303,15 @@ impl Evidence {
         {
             return Some(w);
         }
-        numbers(text)
+        if let Some(n) = numbers(text)
             .into_iter()
             .find(|n| !self.numbers.contains(n))
+        {
+            return Some(n);
+        }
+        operators(text)
+            .into_iter()
+            .find(|o| !self.operators.contains(o))
     }
 }
 
@@ -313,19 +324,29 @@ fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Characters that make comparison and wildcard operators (`>=`, `<`, `~`, `^`, `*`, `||`).
+const OPERATOR_CHARS: &str = "<>=!~^*|&";
+
+/// Runs of operator characters: `">=1.4"` says more than `"1.4"`, so an operator is meaning
+/// the user must have written too.
+fn operators(text: &str) -> Vec<String> {
+    text.split(|c: char| !OPERATOR_CHARS.contains(c))
+        .filter(|o| !o.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Dotted runs of digits (`1`, `1.2`, `0.6.0`), trailing `.0` parts dropped.
 fn numbers(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
-        if c.is_ascii_digit() {
-            current.push(c);
-        } else if c == '.'
+        let inner_dot = c == '.'
             && !current.is_empty()
             && !current.ends_with('.')
-            && chars.peek().is_some_and(char::is_ascii_digit)
-        {
+            && chars.peek().is_some_and(char::is_ascii_digit);
+        if c.is_ascii_digit() || inner_dot {
             current.push(c);
         } else if !current.is_empty() {
             out.push(normalise_number(&current));

@@ -284,7 +284,7 @@ fn judge(
     shown: &Value,
     content: &str,
     previous: Option<&Value>,
-) -> Result<Value, Rejected> {
+) -> Result<Value, Box<Rejected>> {
     let Some(previous) = previous else {
         return judge_on(ctx, given, shown, content, given);
     };
@@ -307,23 +307,23 @@ fn judge_on(
     shown: &Value,
     content: &str,
     base: &Value,
-) -> Result<Value, Rejected> {
+) -> Result<Value, Box<Rejected>> {
     let mut candidate = match answer::parse_answer(content, base) {
         Ok(c) => c,
         Err(e) => {
             let final_ = matches!(e, AnswerError::Refused(_));
-            return Err(Rejected {
+            return Err(Box::new(Rejected {
                 summary: e.to_string(),
                 feedback: Feedback::new(content, vec![format!("<answer> | format | {e}")], vec![]),
                 final_,
                 parsed: false,
                 partial: None,
-            });
+            }));
         }
     };
     restore_hidden_metadata(&mut candidate, given, shown);
     if candidate == *given {
-        return Err(Rejected {
+        return Err(Box::new(Rejected {
             summary: "the answer changes nothing".into(),
             feedback: Feedback::new(
                 content,
@@ -336,7 +336,7 @@ fn judge_on(
             final_: false,
             parsed: true,
             partial: None,
-        });
+        }));
     }
     let mut guard = guardrails::check_candidate(ctx.settings, given, &candidate);
     let unsupported = evidence::check(ctx.settings, given, ctx.old_object, &candidate);
@@ -373,13 +373,13 @@ fn judge_on(
         return Ok(candidate);
     }
     let partial = guard.is_ok().then_some(candidate);
-    Err(Rejected {
+    Err(Box::new(Rejected {
         summary: summary.join(", "),
         feedback: Feedback::new(content, problems, validation.errors),
         final_: false,
         parsed: true,
         partial,
-    })
+    }))
 }
 
 /// The LLM saw the object without managed fields and the last-applied annotation; an answer

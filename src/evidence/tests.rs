@@ -257,16 +257,25 @@ fn a_rewrite_may_not_invent_words_or_numbers() {
     );
     let v = check(&settings, &given, Some(&old), &copied_example);
     assert!(v.iter().any(|v| v.message.contains("\"1.2\"")), "{v:?}");
-    for right in [">=0.6.0", "*", ">= 0.6"] {
+    for right in ["0.6.0", "0.6.x"] {
         let answer = with(&given, "/spec/source/catalog/version", json!(right));
         assert!(
             check(&settings, &given, Some(&old), &answer).is_empty(),
             "{right}"
         );
     }
-    // 15: "1.4 or any later patch" → "1.4" or "~1.4"; a new bound 1.5 is not in the text.
+    // An operator is meaning too: "any version from 0.6.0 up" is not what the user wrote.
+    for invented in [">=0.6.0", "*"] {
+        let answer = with(&given, "/spec/source/catalog/version", json!(invented));
+        assert!(
+            !check(&settings, &given, Some(&old), &answer).is_empty(),
+            "{invented}"
+        );
+    }
+    // 15: "1.4 or any later patch" → "1.4" (= ~1.4 in OLM); a new bound 1.5 or an operator
+    // the user did not write is refused (">=1.4" widens it to every later version).
     let given = catalog(json!({"version": "1.4 or any later patch"}));
-    for right in ["1.4", "~1.4", "~1.4.0"] {
+    for right in ["1.4", "1.4.x", " 1.4 "] {
         assert_accepted(
             &given,
             &with(&given, "/spec/source/catalog/version", json!(right)),
@@ -281,6 +290,22 @@ fn a_rewrite_may_not_invent_words_or_numbers() {
         ),
         "/spec/source/catalog/version",
         "\"1.5\"",
+    );
+    for wider in [">=1.4", "^1.4", "~1.4"] {
+        assert_refused(
+            &given,
+            &with(&given, "/spec/source/catalog/version", json!(wider)),
+            "/spec/source/catalog/version",
+            "is invented",
+        );
+    }
+    // Operators the user wrote may be restated, others not.
+    let given = catalog(json!({"version": ">= 1.2 AND < 2"}));
+    assert_refused(
+        &given,
+        &with(&given, "/spec/source/catalog/version", json!(">=1.2 && <2")),
+        "/spec/source/catalog/version",
+        "\"&&\"",
     );
 }
 
@@ -367,6 +392,10 @@ fn numbers_and_words_are_normalised() {
     assert_eq!(
         words("candidate-v2 SelfCertified x"),
         vec!["candidate", "selfcertified"]
+    );
+    assert_eq!(
+        operators(">= 1.2, <2 || ~3 *"),
+        vec![">=", "<", "||", "~", "*"]
     );
     // Deep or odd values never panic.
     let mut deep = json!("leaf");

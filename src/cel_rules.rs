@@ -1275,27 +1275,7 @@ mod tests {
             r#"self .matches("a")"#,
             r#"self.matches("a", "b")"#,
         ];
-        for rule in shortcuts {
-            assert!(has_shortcut(rule), "{rule}");
-            assert!(compile_cel(rule).is_ok(), "{rule}");
-        }
-        for rule in not_shortcuts {
-            assert!(!has_shortcut(rule), "{rule}");
-        }
-        for rule in shortcuts.iter().chain(&not_shortcuts) {
-            for schema in schemas() {
-                for value in tricky_values() {
-                    regex::clear();
-                    let fast = eval_any(rule, &schema, &value);
-                    regex::clear();
-                    let slow = eval_cel(rule, &schema, &value, true);
-                    assert!(
-                        same(&fast, &slow),
-                        "{rule} on {value} ({schema}): {fast:?} vs {slow:?}"
-                    );
-                }
-            }
-        }
+        shortcuts_agree_with_cel(&shortcuts, &not_shortcuts);
         // The decoded patterns do what they say.
         let s = json!({"type": "string"});
         let pass = [
@@ -1323,6 +1303,32 @@ mod tests {
         ));
     }
 
+    /// Each of `shortcuts` takes the shortcut and compiles in CEL too; none of
+    /// `not_shortcuts` does; and both give the CEL crate's answer on every schema and value.
+    fn shortcuts_agree_with_cel(shortcuts: &[&str], not_shortcuts: &[&str]) {
+        for rule in shortcuts {
+            assert!(has_shortcut(rule), "{rule}");
+            assert!(compile_cel(rule).is_ok(), "{rule}");
+        }
+        for rule in not_shortcuts {
+            assert!(!has_shortcut(rule), "{rule}");
+        }
+        for rule in shortcuts.iter().chain(not_shortcuts) {
+            for schema in schemas() {
+                for value in tricky_values() {
+                    regex::clear();
+                    let fast = eval_any(rule, &schema, &value);
+                    regex::clear();
+                    let slow = eval_cel(rule, &schema, &value, true);
+                    assert!(
+                        same(&fast, &slow),
+                        "{rule} on {value} ({schema}): {fast:?} vs {slow:?}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn has_shortcut_follows_pruning_as_cel_does() {
         let shortcuts = [
@@ -1345,25 +1351,7 @@ mod tests {
             "!has(self.a)",
             "has(self.a) && has(self.b)",
         ];
-        for rule in shortcuts {
-            assert!(has_shortcut(rule), "{rule}");
-            assert!(compile_cel(rule).is_ok(), "{rule}");
-        }
-        for rule in not_shortcuts {
-            assert!(!has_shortcut(rule), "{rule}");
-        }
-        for rule in shortcuts.iter().chain(&not_shortcuts) {
-            for schema in schemas() {
-                for value in tricky_values() {
-                    let fast = eval_any(rule, &schema, &value);
-                    let slow = eval_cel(rule, &schema, &value, true);
-                    assert!(
-                        same(&fast, &slow),
-                        "{rule} on {value} ({schema}): {fast:?} vs {slow:?}"
-                    );
-                }
-            }
-        }
+        shortcuts_agree_with_cel(&shortcuts, &not_shortcuts);
         let s = json!({"type": "object", "properties": {"a": {"type": "string"}}});
         assert_eq!(
             eval_any("has(self.a)", &s, &json!({"a": null})),

@@ -383,6 +383,28 @@ fn the_mutation_strategy_exercises_repairs() {
     );
 }
 
+/// Found by the repair property: a float the repair does not touch must come back to the bit
+/// (serde_json's default float parser could be 1 ULP off; crfix parses with
+/// `float_roundtrip`).
+#[test]
+fn untouched_floats_come_back_exactly() {
+    let mut object = valid_ce();
+    let mutations = [
+        Mutation::Typo("/spec/namespace", 0),
+        Mutation::Set("/metadata/name", json!({"": 4.1373351141566505e-301})),
+    ];
+    for m in &mutations {
+        apply(&mut object, m);
+    }
+    let request = admission_request("CREATE", object.clone(), None);
+    let settings = inline_settings(&[ce_crd().clone()], json!({"mode": "fix"}));
+    let r = host().validate(&request, &settings).expect("validate");
+    let mutated = &r["mutated_object"];
+    assert!(mutated.is_object(), "{r}");
+    assert_eq!(mutated["metadata"]["name"], object["metadata"]["name"]);
+    check_repair(&object, mutated, &request, &settings).unwrap();
+}
+
 /// The invariant checker rejects what it must.
 #[test]
 fn the_repair_checker_catches_bad_repairs() {

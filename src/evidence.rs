@@ -160,25 +160,15 @@ fn check_grounding(
             .and_then(|o| o.pointer(&leaf.pointer))
             .filter(|v| is_scalar(v))
             .map(scalar_text);
-        let replaced = replaced_scalar(given, &leaf.pointer).map(scalar_text);
-        let local;
-        let (evidence, place) = match &replaced {
-            Some(text) => {
-                local = Evidence::new(std::iter::once(text.as_str()).chain(old_here.as_deref()));
-                (&local, "the value it replaces")
-            }
-            None if old_here.is_some() => {
-                local = Evidence::new(
-                    corpus_texts
-                        .iter()
-                        .map(String::as_str)
-                        .chain(old_here.as_deref()),
-                );
-                (&local, "the object")
-            }
+        let old_here = old_here.as_deref().map(|t| Evidence::new([t]));
+        let replaced =
+            replaced_scalar(given, &leaf.pointer).map(|v| Evidence::new([scalar_text(v).as_str()]));
+        let (own, place) = match &replaced {
+            Some(replaced) => (replaced, "the value it replaces"),
             None => (&corpus, "the object"),
         };
-        if let Some(missing) = evidence.first_unsupported(&leaf.text) {
+        let sources: Vec<&Evidence> = std::iter::once(own).chain(old_here.as_ref()).collect();
+        if let Some(missing) = first_unsupported(&sources, &leaf.text) {
             violations.push(Violation {
                 pointer: leaf.pointer.clone(),
                 message: format!(
@@ -265,7 +255,7 @@ fn scalar_text(v: &Value) -> String {
     }
 }
 
-/// The user's text, indexed for [`Evidence::first_unsupported`].
+/// The user's text, indexed for [`first_unsupported`].
 struct Evidence {
     /// Letters and digits only, lower case, every source one after another (separated).
     squashed: String,
@@ -294,25 +284,25 @@ impl Evidence {
             operators: all_operators,
         }
     }
+}
 
-    /// The first word, number or operator of `text` that the evidence does not contain.
-    fn first_unsupported(&self, text: &str) -> Option<String> {
-        if let Some(w) = words(text)
-            .into_iter()
-            .find(|w| !self.squashed.contains(w.as_str()))
-        {
-            return Some(w);
-        }
-        if let Some(n) = numbers(text)
-            .into_iter()
-            .find(|n| !self.numbers.contains(n))
-        {
-            return Some(n);
-        }
-        operators(text)
-            .into_iter()
-            .find(|o| !self.operators.contains(o))
+/// The first word, number or operator of `text` that none of `sources` contains.
+fn first_unsupported(sources: &[&Evidence], text: &str) -> Option<String> {
+    if let Some(w) = words(text)
+        .into_iter()
+        .find(|w| !sources.iter().any(|e| e.squashed.contains(w.as_str())))
+    {
+        return Some(w);
     }
+    if let Some(n) = numbers(text)
+        .into_iter()
+        .find(|n| !sources.iter().any(|e| e.numbers.contains(n)))
+    {
+        return Some(n);
+    }
+    operators(text)
+        .into_iter()
+        .find(|o| !sources.iter().any(|e| e.operators.contains(o)))
 }
 
 /// Runs of two or more letters, lower case (single letters such as the `v` of `v1.2` or a

@@ -152,9 +152,6 @@ fn check_pointer(field: &str, pointer: &str) -> Result<(), String> {
 impl Validatable for Settings {
     /// Every check, the inline CRDs' included (`validate_settings`, when the policy loads).
     fn validate(&self) -> Result<(), String> {
-        if self.schema_source == SchemaSourceKind::Inline && self.crds.is_empty() {
-            return Err("crds: schemaSource is \"inline\" but no CRDs are given".into());
-        }
         for (i, crd) in self.crds.iter().enumerate() {
             crate::schema_source::check_inline_crd(crd.get())
                 .map_err(|e| format!("crds[{i}]: {e}"))?;

@@ -35,6 +35,7 @@ help:
 	@echo "make e2e-tests  the e2e crate's tests (+ kwctl tests when kwctl is on PATH)"
 	@echo "make bench      policy evaluations through the .wasm vs the no-op policy; proxy load run"
 	@echo "make e2e-llm    a real local model (Qwen2.5-Coder-1.5B on CPU) end to end; not part of make test"
+	@echo "make policy.wasm | annotated-policy.wasm   the release module, and annotated with kwctl"
 	@echo "make deploy | undeploy | demo | annotate | push   the Kind/OCI path (mk/cluster.mk)"
 	@echo "make fmt | lint | clean | setup"
 
@@ -65,8 +66,14 @@ run: build
 	$(call run_eval,packageName missing: no rule can invent it (the LLM path can try; see make demo),--request $(REQUESTS)/cluster-extension-no-package.json --settings $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
 	$(call run_eval,a valid ClusterExtension: accepted; untouched,--request $(REQUESTS)/cluster-extension-valid.json --settings $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
 
+# `make fmt` formats on a workstation; in CI (the CI variable is set, as GitHub Actions does) it
+# only checks, so CI never rewrites files. `make test` and `make lint` always check.
 fmt:
+ifdef CI
+	$(CARGO) fmt --all -- --check
+else
 	$(CARGO) fmt --all
+endif
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
@@ -94,7 +101,17 @@ bench: setup build-wasm
 	$(CARGO) bench --profile dev -p crfix-e2e-tests --bench policy
 	$(CARGO) bench --profile dev -p crfix-llm-proxy --bench load
 
+# Kubewarden's conventions for Rust policies (its shared CI runs `make annotated-policy.wasm`):
+# policy.wasm is the release build, annotated-policy.wasm embeds metadata.yml and README.md.
+policy.wasm: build-wasm
+	cp $(POLICY_WASM) $@
+
+annotated-policy.wasm: policy.wasm metadata.yml README.md
+	$(call require,kwctl)
+	kwctl annotate -m metadata.yml -u README.md -o $@ policy.wasm
+
 clean:
 	$(CARGO) clean
+	rm -f policy.wasm annotated-policy.wasm
 
 -include mk/*.mk

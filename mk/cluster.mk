@@ -1,6 +1,6 @@
 # Kubewarden packaging and the cluster side of crfix. Included by the main Makefile.
 #
-#   make annotate                     embed metadata.yml into the policy (annotated-policy.wasm)
+#   make annotate                     = make annotated-policy.wasm (kwctl annotate, main Makefile)
 #   make push REGISTRY=ghcr.io/<org>/policies [VERSION=0.1.0]
 #   make e2e-kwctl                    kwctl tests (skipped with a message without kwctl)
 #   make deploy                       Kind + OLM v1 + Kubewarden + crfix-llm-proxy + the policy
@@ -18,7 +18,7 @@ HELM                ?= helm --kube-context $(KUBE_CONTEXT)
 VERSION             ?= 0.1.0
 REGISTRY            ?=
 POLICY_WASM         ?= target/wasm32-wasip1/release/crfix_policy.wasm
-ANNOTATED_WASM      ?= annotated-policy.wasm
+ANNOTATED_WASM      := annotated-policy.wasm
 PROXY_IMAGE         ?= crfix-llm-proxy:dev
 PROXY_DOCKERFILE    ?= policy-server/llm-proxy/Dockerfile
 # CERTS=openssl: scripts/certs.sh; CERTS=cert-manager: config/cert-manager (OLM v1's installer
@@ -59,10 +59,7 @@ endef
 .PHONY: annotate push e2e-kwctl deploy deploy-kind deploy-olm deploy-kubewarden deploy-proxy-image \
 	deploy-policy-module deploy-certs deploy-key deploy-apply undeploy kind-down demo
 
-annotate: ## Embed metadata.yml in the policy: annotated-policy.wasm
-	$(call require,kwctl)
-	@test -f $(POLICY_WASM) || $(MAKE) build
-	kwctl annotate $(POLICY_WASM) --metadata-path metadata.yml --output-path $(ANNOTATED_WASM)
+annotate: $(ANNOTATED_WASM) ## Embed metadata.yml and README.md in the policy: annotated-policy.wasm
 
 push: annotate ## Push the annotated policy: make push REGISTRY=ghcr.io/<org>/policies
 	$(call require,kwctl)

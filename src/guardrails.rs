@@ -1,4 +1,5 @@
-//! Guardrails on every candidate, whatever its source (DESIGN section 5, point 4).
+//! Stage 6: guardrails on every candidate, whatever its source (docs/architecture.md,
+//! "Guardrails").
 //!
 //! - Only values under `allowedPaths` (default `/spec`) may change.
 //! - Values under `protectedPaths` (default `/spec/serviceAccount`) may not be added, changed
@@ -142,7 +143,7 @@ pub fn check_relocation(settings: &Settings, from: &str, to: &str) -> Result<(),
         protected_root(settings, from).is_some() || protected_root(settings, to).is_some();
     if touches_protected {
         let same_name = match (pointer::split_last(from), pointer::split_last(to)) {
-            (Some((_, a)), Some((_, b))) => crate::repair::nearest::same_name(&a, &b),
+            (Some((_, a)), Some((_, b))) => crate::nearest::same_name(&a, &b),
             _ => false,
         };
         if !same_name {
@@ -180,7 +181,7 @@ pub(crate) fn relocated_from(
                 for (key, child) in map {
                     let child_at = pointer::push(&at, key);
                     if child == value
-                        && crate::repair::nearest::same_name(key, name)
+                        && crate::nearest::same_name(key, name)
                         && !pointer::is_under(&child_at, except)
                         && !pointer::is_under(except, &child_at)
                         && check_allowed(settings, &child_at).is_ok()

@@ -1,26 +1,37 @@
 //! crfix: a Kubewarden policy that repairs invalid custom resources before they are persisted.
 //!
-//! `validate` runs the pipeline of [`pipeline::evaluate`]; each stage lives in its own module:
-//! settings → schema source → validation (structural + CEL) → deterministic repair →
-//! LLM correction → guardrails → response.
+//! `validate` runs [`evaluate`] ([`pipeline`]); each stage lives in its own module, in the order
+//! of the request flow (docs/architecture.md, "Stages and their files"):
+//! settings and payload → schema source → validation (structural + CEL) → deterministic
+//! repair → LLM correction → guardrails → response.
+//!
+//! The crate's public API is what this file re-exports: the waPC entry points, the pipeline
+//! for hosts that call it natively (tests, benchmarks), the settings types and the LLM answer
+//! parser (fuzzed from outside).
 
-pub mod answer;
-pub mod cel_rules;
-pub mod evidence;
-pub mod guardrails;
-pub mod host;
-pub mod llm;
-pub mod pipeline;
-pub mod pointer;
-pub mod prompt;
-pub mod repair;
-pub mod request;
-pub mod response;
-pub mod schema;
-pub mod schema_source;
-pub mod settings;
-pub mod types;
-pub mod validation;
+mod crd;
+mod guardrails;
+mod host;
+mod llm;
+mod nearest;
+mod pipeline;
+mod pointer;
+mod repair;
+mod request;
+mod response;
+mod schema;
+mod schema_source;
+mod settings;
+mod text;
+mod types;
+mod validation;
+
+pub use host::{FnHost, GetResourceRequest, Host, LogLevel};
+pub use llm::{parse_answer, AnswerError};
+pub use pipeline::evaluate;
+pub use settings::{
+    parse as parse_settings, AnswerFormat, Fallback, LlmSettings, Mode, SchemaSourceKind, Settings,
+};
 
 use kubewarden_policy_sdk::settings::{SettingsValidationResponse, Validatable};
 use wapc_guest::prelude::*;

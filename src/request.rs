@@ -2,8 +2,9 @@
 //! Only the fields crfix uses are parsed.
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
+
+use crate::settings::Settings;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct GroupVersionKind {
@@ -29,8 +30,6 @@ pub struct GroupVersionResource {
 #[serde(rename_all = "camelCase")]
 pub struct AdmissionRequest {
     #[serde(default)]
-    pub uid: String,
-    #[serde(default)]
     pub kind: GroupVersionKind,
     #[serde(default)]
     pub resource: GroupVersionResource,
@@ -39,15 +38,11 @@ pub struct AdmissionRequest {
     #[serde(default)]
     pub name: Option<String>,
     #[serde(default)]
-    pub namespace: Option<String>,
-    #[serde(default)]
     pub operation: String,
     #[serde(default)]
     pub object: Option<Value>,
     #[serde(default)]
     pub old_object: Option<Value>,
-    #[serde(default)]
-    pub dry_run: Option<bool>,
 }
 
 impl AdmissionRequest {
@@ -56,23 +51,86 @@ impl AdmissionRequest {
     }
 }
 
-/// The payload split in its two parts; each is parsed on its own so that an error names
-/// the part that is wrong.
+/// The whole payload, parsed in one pass (the inline CRDs of the settings are scanned once).
 #[derive(Deserialize)]
-pub struct RawPayload<'a> {
-    #[serde(borrow)]
-    pub request: Option<&'a RawValue>,
-    #[serde(borrow)]
-    pub settings: Option<&'a RawValue>,
+struct Payload {
+    #[serde(default)]
+    request: Option<AdmissionRequest>,
+    #[serde(default)]
+    settings: Option<Settings>,
 }
 
-/// The whole payload parsed in one pass: what [`RawPayload`] and the parses of its parts give
-/// when every part is right, with one scan of the (large) inline CRDs instead of two. When
-/// it fails, the part-by-part parse says which part is wrong.
-#[derive(Deserialize)]
-pub struct Payload {
-    #[serde(default)]
-    pub request: Option<AdmissionRequest>,
-    #[serde(default)]
-    pub settings: Option<crate::settings::Settings>,
+/// Parses the `validate` payload: the request and the settings (defaults when absent),
+/// with the per-request checks of the settings. An error names the part and the field that
+/// is wrong; it is worked out by a second, path-tracking parse, only when the first failed.
+pub fn parse_payload(payload: &[u8]) -> Result<(AdmissionRequest, Settings), String> {
+    let Payload { request, settings } =
+        serde_json::from_slice(payload).map_err(|e| explain(payload, e))?;
+    let settings = settings.unwrap_or_default();
+    settings
+        .validate_options()
+        .map_err(|e| format!("invalid settings: {e}"))?;
+    let request = request.ok_or("the validate payload has no \"request\"")?;
+    Ok((request, settings))
+}
+
+fn explain(payload: &[u8], error: serde_json::Error) -> String {
+    if error.is_syntax() || error.is_eof() {
+        return format!("the validate payload is not valid JSON: {error}");
+    }
+    let de = &mut serde_json::Deserializer::from_slice(payload);
+    let Err(e) = serde_path_to_error::deserialize::<_, Payload>(de) else {
+        return format!("the validate payload is malformed: {error}");
+    };
+    let path = e.path().to_string();
+    let inner = e.inner();
+    match path.split_once('.').map_or(path.as_str(), |(part, _)| part) {
+        "settings" => format!("invalid settings: {path}: {inner}"),
+        "request" if path == "request" => format!("the AdmissionRequest is malformed: {inner}"),
+        "request" => format!("the AdmissionRequest is malformed: {path}: {inner}"),
+        _ => format!("the validate payload is malformed: {inner}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_part_and_field() {
+        let e = parse_payload(b"{not json").unwrap_err();
+        assert!(
+            e.starts_with("the validate payload is not valid JSON"),
+            "{e}"
+        );
+        let e =
+            parse_payload(br#"{"request":{},"settings":{"llm":{"maxAttempts":"x"}}}"#).unwrap_err();
+        assert!(
+            e.starts_with("invalid settings: settings.llm.maxAttempts: "),
+            "{e}"
+        );
+        let e = parse_payload(br#"{"request":{"operation":7}}"#).unwrap_err();
+        assert!(
+            e.starts_with("the AdmissionRequest is malformed: request.operation: "),
+            "{e}"
+        );
+        let e = parse_payload(br#"{"request":42}"#).unwrap_err();
+        assert!(
+            e.starts_with("the AdmissionRequest is malformed: invalid type"),
+            "{e}"
+        );
+        let e = parse_payload(br#"{"settings":{}}"#).unwrap_err();
+        assert_eq!(e, "the validate payload has no \"request\"");
+        let e = parse_payload(b"null").unwrap_err();
+        assert!(e.starts_with("the validate payload is malformed"), "{e}");
+        let e = parse_payload(br#"{"request":{},"settings":{"allowedPaths":[]}}"#).unwrap_err();
+        assert!(e.starts_with("invalid settings: allowedPaths"), "{e}");
+    }
+
+    #[test]
+    fn absent_settings_are_the_defaults() {
+        let (request, settings) = parse_payload(br#"{"request":{"operation":"CREATE"}}"#).unwrap();
+        assert_eq!(request.operation, "CREATE");
+        assert_eq!(settings.mode, crate::settings::Mode::Fix);
+    }
 }

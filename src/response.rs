@@ -1,14 +1,295 @@
-//! Stage 8: turn the pipeline's outcome into Kubewarden's `ValidationResponse`:
-//! warnings (one per change), the `crfix.dev/repair` annotation, audit annotations, and
-//! bounded rejection messages.
+//! Stage 8: turn the pipeline's [`Outcome`] into Kubewarden's `ValidationResponse` — in one
+//! place, [`respond`]: warnings (one per change), the `crfix.dev/repair` annotation, audit
+//! annotations, and bounded rejection messages.
 
 use std::collections::HashMap;
 
 use kubewarden_policy_sdk::response::ValidationResponse;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::guardrails::REPAIR_ANNOTATION;
-use crate::types::{Change, ChangeSource, FieldError};
+use crate::settings::Fallback;
+use crate::text::{short_value, truncate_bytes, truncate_chars};
+use crate::types::{error_lines, Change, ChangeSource, FieldError, ValidationOutcome};
+
+/// Audit annotation keys (the API server prefixes them with the webhook name).
+pub const AUDIT_OUTCOME: &str = "crfix-outcome";
+pub const AUDIT_PATCH: &str = "crfix-patch";
+pub const AUDIT_SOURCE: &str = "crfix-source";
+pub const AUDIT_LLM_ATTEMPTS: &str = "crfix-llm-attempts";
+pub const AUDIT_LLM_MODEL: &str = "crfix-llm-model";
+pub const AUDIT_ERRORS: &str = "crfix-errors";
+const MAX_AUDIT_VALUE_BYTES: usize = 4096;
+
+/// How an evaluation ended; [`respond`] turns it into the answer to policy-server.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Nothing to check, or nothing wrong.
+    Accept { warnings: Vec<String> },
+    /// The payload, its settings or its object cannot be read.
+    Malformed(String),
+    /// No schema to check against (`onSchemaUnavailable`).
+    SchemaUnavailable {
+        what: String,
+        error: String,
+        fallback: Fallback,
+    },
+    /// `mode: validate` and the object is invalid.
+    Invalid(Findings),
+    /// The LLM was needed and could not be asked (`onLlmUnavailable`).
+    LlmUnavailable {
+        findings: Findings,
+        reason: String,
+        /// The deterministic repairs that were made before the LLM was needed.
+        suggestions: Vec<Change>,
+        fallback: Fallback,
+    },
+    /// Nothing makes the object valid and safe (`onUnfixable`).
+    Unfixable {
+        findings: Findings,
+        reason: String,
+        suggestions: Vec<Change>,
+        /// Repairs considered and refused, and why.
+        refused: Vec<String>,
+        fallback: Fallback,
+    },
+    /// A valid, guardrail-clean repair: proposed (`mode: suggest`) or applied (`mode: fix`).
+    Repaired {
+        findings: Findings,
+        repair: Repair,
+        applied: bool,
+    },
+}
+
+/// What validation found, and what the LLM stage adds to the audit trail.
+#[derive(Debug, Default)]
+pub struct Findings {
+    /// `crfix: ClusterExtension "x" is invalid`.
+    pub headline: String,
+    /// The validation of the object as the user sent it: its errors, and the warnings every
+    /// response carries.
+    pub initial: ValidationOutcome,
+    pub llm_attempts: Option<u32>,
+    pub llm_model: Option<String>,
+}
+
+/// A repaired object, every change that made it, and the RFC 6902 patch from the user's object.
+#[derive(Debug)]
+pub struct Repair {
+    pub object: Value,
+    pub changes: Vec<Change>,
+    pub patch: String,
+}
+
+pub fn respond(outcome: Outcome) -> ValidationResponse {
+    match outcome {
+        Outcome::Accept { warnings } => accept(warnings),
+        Outcome::Malformed(message) => reject(
+            format!("crfix: {message}"),
+            CODE_BAD_REQUEST,
+            Vec::new(),
+            HashMap::new(),
+        ),
+        Outcome::SchemaUnavailable {
+            error,
+            fallback: Fallback::Accept,
+            ..
+        } => accept(vec![truncate_chars(
+            &format!("crfix: not checked: {error}"),
+            MAX_WARNING_CHARS,
+        )]),
+        Outcome::SchemaUnavailable { what, error, .. } => reject(
+            format!("crfix: cannot check {what}: {error}"),
+            503,
+            Vec::new(),
+            audit(&[(AUDIT_OUTCOME, "schema-unavailable".into())]),
+        ),
+        Outcome::Invalid(findings) => reject(
+            invalid_message(&findings.headline, &findings.initial.errors),
+            CODE_INVALID,
+            findings.initial.warnings,
+            audit(&[
+                (AUDIT_OUTCOME, "invalid".into()),
+                (AUDIT_ERRORS, errors_json(&findings.initial.errors)),
+            ]),
+        ),
+        Outcome::LlmUnavailable {
+            findings,
+            reason,
+            suggestions,
+            fallback,
+        } => llm_unavailable(findings, &reason, &suggestions, fallback),
+        Outcome::Unfixable {
+            findings,
+            reason,
+            suggestions,
+            refused,
+            fallback,
+        } => unfixable(findings, &reason, &suggestions, &refused, fallback),
+        Outcome::Repaired {
+            findings,
+            repair,
+            applied,
+        } => repaired(findings, repair, applied),
+    }
+}
+
+fn llm_unavailable(
+    findings: Findings,
+    reason: &str,
+    suggestions: &[Change],
+    fallback: Fallback,
+) -> ValidationResponse {
+    let pairs = findings.audit("llm-unavailable");
+    let mut warnings = findings.initial.warnings;
+    warnings.push(format!("crfix: LLM unavailable: {reason}"));
+    match fallback {
+        Fallback::Accept => {
+            warnings.extend(error_warnings(&findings.initial.errors));
+            accept_with_audit(warnings, audit(&pairs))
+        }
+        Fallback::Reject => reject(
+            format!(
+                "{} (the LLM was unavailable: {reason})",
+                invalid_message(&findings.headline, &findings.initial.errors)
+            ),
+            CODE_INVALID,
+            suggestion_warnings(suggestions),
+            audit(&pairs),
+        ),
+    }
+}
+
+fn unfixable(
+    findings: Findings,
+    reason: &str,
+    suggestions: &[Change],
+    refused: &[String],
+    fallback: Fallback,
+) -> ValidationResponse {
+    let pairs = findings.audit("unfixable");
+    let mut warnings = findings.initial.warnings;
+    match fallback {
+        Fallback::Accept => {
+            warnings.push(format!("crfix: not repaired: {reason}"));
+            warnings.extend(error_warnings(&findings.initial.errors));
+            accept_with_audit(warnings, audit(&pairs))
+        }
+        Fallback::Reject => {
+            warnings.extend(suggestion_warnings(suggestions));
+            warnings.extend(refused.iter().map(|r| format!("crfix: {r}")));
+            reject(
+                format!(
+                    "{} (not repaired: {reason})",
+                    invalid_message(&findings.headline, &findings.initial.errors)
+                ),
+                CODE_INVALID,
+                warnings,
+                audit(&pairs),
+            )
+        }
+    }
+}
+
+fn repaired(findings: Findings, repair: Repair, applied: bool) -> ValidationResponse {
+    let source = source_label(&repair.changes);
+    let mut pairs = vec![
+        (AUDIT_SOURCE, source.to_string()),
+        (AUDIT_PATCH, repair.patch.clone()),
+    ];
+    pairs.extend(findings.llm_pairs());
+    let mut warnings = findings.initial.warnings;
+    if !applied {
+        pairs.push((AUDIT_OUTCOME, "suggested".into()));
+        let message = format!(
+            "{}. crfix proposes this JSON Patch (RFC 6902): {}",
+            invalid_message(&findings.headline, &findings.initial.errors),
+            repair.patch
+        );
+        warnings.extend(suggestion_warnings(&repair.changes));
+        return reject(message, CODE_INVALID, warnings, audit(&pairs));
+    }
+    pairs.push((AUDIT_OUTCOME, "fixed".into()));
+    let summary = json!({
+        "source": source,
+        "changes": repair.changes.len(),
+        "model": findings.llm_model.as_deref().filter(|m| !m.is_empty()),
+        "attempts": findings.llm_attempts.map(|a| a.to_string()),
+    });
+    let mut object = repair.object;
+    annotate(&mut object, &summary.to_string());
+    warnings.extend(repair.changes.iter().map(change_warning));
+    mutate(object, warnings, audit(&pairs))
+}
+
+impl Findings {
+    fn llm_pairs(&self) -> Vec<(&'static str, String)> {
+        let mut pairs = Vec::new();
+        if let Some(attempts) = self.llm_attempts {
+            pairs.push((AUDIT_LLM_ATTEMPTS, attempts.to_string()));
+        }
+        if let Some(model) = &self.llm_model {
+            pairs.push((AUDIT_LLM_MODEL, model.clone()));
+        }
+        pairs
+    }
+
+    /// The audit annotations of an invalid object that was not repaired.
+    fn audit(&self, outcome: &str) -> Vec<(&'static str, String)> {
+        let mut pairs = vec![
+            (AUDIT_OUTCOME, outcome.to_string()),
+            (AUDIT_ERRORS, errors_json(&self.initial.errors)),
+        ];
+        pairs.extend(self.llm_pairs());
+        pairs
+    }
+}
+
+/// `rules`, `llm` or `rules+llm`: where the changes of a repair came from.
+pub fn source_label(changes: &[Change]) -> &'static str {
+    let rules = changes
+        .iter()
+        .any(|c| matches!(c.source, ChangeSource::Rule { .. }));
+    let llm = changes
+        .iter()
+        .any(|c| matches!(c.source, ChangeSource::Llm { .. }));
+    match (rules, llm) {
+        (true, true) => "rules+llm",
+        (false, true) => "llm",
+        _ => "rules",
+    }
+}
+
+fn audit(pairs: &[(&str, String)]) -> HashMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), truncate_bytes(v, MAX_AUDIT_VALUE_BYTES)))
+        .collect()
+}
+
+fn errors_json(errors: &[FieldError]) -> String {
+    serde_json::to_string(&error_lines(errors)).unwrap_or_default()
+}
+
+fn error_warnings(errors: &[FieldError]) -> Vec<String> {
+    error_lines(errors)
+        .into_iter()
+        .map(|l| format!("crfix: invalid: {l}"))
+        .collect()
+}
+
+fn suggestion_warnings(changes: &[Change]) -> Vec<String> {
+    changes
+        .iter()
+        .map(|c| change_warning(c).replacen("crfix: ", "crfix: would have ", 1))
+        .collect()
+}
+
+fn accept_with_audit(warnings: Vec<String>, audit: HashMap<String, String>) -> ValidationResponse {
+    let mut response = accept(warnings);
+    response.audit_annotations = Some(audit);
+    response
+}
 
 /// Longest rejection message; the API server shows the whole message to the user.
 pub const MAX_MESSAGE_BYTES: usize = 2048;
@@ -82,32 +363,6 @@ fn bound_warnings(mut warnings: Vec<String>) -> Vec<String> {
         .collect()
 }
 
-/// Cuts at a character boundary and marks the cut with `…`.
-pub fn truncate_chars(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
-}
-
-pub fn truncate_bytes(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max.saturating_sub('…'.len_utf8());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
-}
-
-/// A value, short, for a warning.
-pub fn short_value(v: &Value) -> String {
-    truncate_chars(&v.to_string(), 32)
-}
-
 /// One warning per change: `crfix: set /spec/source/sourceType "catalog" → "Catalog" (enum)`.
 pub fn change_warning(change: &Change) -> String {
     let why = match &change.source {
@@ -140,14 +395,6 @@ pub fn change_warning(change: &Change) -> String {
         (None, None, None) => format!("crfix: touched {} ({why})", change.path),
     };
     truncate_chars(&text, MAX_WARNING_CHARS)
-}
-
-/// `spec.source.catalog.packageName: Required value` style lines, most important first.
-pub fn error_lines(errors: &[FieldError]) -> Vec<String> {
-    errors
-        .iter()
-        .map(|e| format!("{}: {}", e.field_path(), e.message))
-        .collect()
 }
 
 /// The rejection message: a headline and every error, bounded.
@@ -277,11 +524,5 @@ mod tests {
         let mut o = json!({});
         annotate(&mut o, "s");
         assert_eq!(o["metadata"]["annotations"][REPAIR_ANNOTATION], "s");
-    }
-
-    #[test]
-    fn truncation_respects_char_boundaries() {
-        assert_eq!(truncate_bytes("ééé", 4), "…");
-        assert_eq!(truncate_chars("abcdef", 4), "abc…");
     }
 }

@@ -86,44 +86,6 @@ pub fn default_value(node: &Value) -> Option<&Value> {
     node.get("default")
 }
 
-/// The property names the node declares.
-pub fn property_names(node: &Value) -> Vec<&str> {
-    node.get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.keys().map(String::as_str).collect())
-        .unwrap_or_default()
-}
-
-/// Every pointer (with `*` for array items and map values) in the schema below `node` whose
-/// last token is `name`: where a property of that name may live. Used to move a misplaced
-/// field to the one path where it belongs.
-pub fn paths_of_property(node: &Value, name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    collect_paths(node, name, String::new(), 0, &mut out);
-    out
-}
-
-fn collect_paths(node: &Value, name: &str, at: String, depth: usize, out: &mut Vec<String>) {
-    if depth > 32 {
-        return;
-    }
-    if let Some(props) = node.get("properties").and_then(Value::as_object) {
-        for (k, v) in props {
-            let p = crate::pointer::push(&at, k);
-            if k == name {
-                out.push(p.clone());
-            }
-            collect_paths(v, name, p, depth + 1, out);
-        }
-    }
-    if let Some(items) = node.get("items").filter(|i| i.is_object()) {
-        collect_paths(items, name, format!("{at}/*"), depth + 1, out);
-    }
-    if let Some(ap) = node.get("additionalProperties").filter(|i| i.is_object()) {
-        collect_paths(ap, name, format!("{at}/*"), depth + 1, out);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,9 +110,5 @@ mod tests {
         assert_eq!(node_at(&s, "/spec/nope"), None);
         assert_eq!(node_at(&s, "/spec/list/x"), None);
         assert_eq!(node_at(&s, ""), Some(&s));
-        assert_eq!(
-            paths_of_property(&s, "a"),
-            vec!["/spec/list/*/a".to_string()]
-        );
     }
 }

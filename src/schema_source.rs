@@ -1,131 +1,14 @@
-//! Stage 2: find the `openAPIV3Schema` for the request's group/version/kind.
-//!
-//! A CRD is read lightly: group, names and each version's name and `served` flag; only the
-//! schema of the matching version is parsed into a `Value`.
+//! Stage 2: find the `openAPIV3Schema` for the request's group/version/kind, from the inline
+//! CRDs of the settings or from the cluster (`kubernetes/get_resource`); the CRD document
+//! itself is read by [`crate::crd`].
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 
+pub use crate::crd::SchemaError;
+use crate::crd::{check_light, crd_name, parse_light, schema_of};
 use crate::host::{GetResourceRequest, Host};
 use crate::request::AdmissionRequest;
 use crate::settings::{SchemaSourceKind, Settings};
-
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum SchemaError {
-    #[error("CustomResourceDefinition {0} not found")]
-    NotFound(String),
-    #[error("CustomResourceDefinition {crd} does not serve version {version}")]
-    VersionNotServed { crd: String, version: String },
-    #[error("CustomResourceDefinition {0} has no openAPIV3Schema for the requested version")]
-    NoSchema(String),
-    #[error("could not read CustomResourceDefinition {crd}: {message}")]
-    HostCall { crd: String, message: String },
-    #[error("CustomResourceDefinition {crd} is malformed: {message}")]
-    Malformed { crd: String, message: String },
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct LightCrd<'a> {
-    #[serde(default)]
-    api_version: Option<String>,
-    #[serde(default)]
-    kind: Option<String>,
-    #[serde(borrow)]
-    spec: Option<LightSpec<'a>>,
-}
-
-#[derive(Deserialize)]
-struct LightSpec<'a> {
-    #[serde(default)]
-    group: String,
-    #[serde(default)]
-    names: LightNames,
-    #[serde(default, borrow)]
-    versions: Vec<LightVersion<'a>>,
-}
-
-#[derive(Deserialize, Default)]
-struct LightNames {
-    #[serde(default)]
-    kind: String,
-    #[serde(default)]
-    plural: String,
-}
-
-#[derive(Deserialize)]
-struct LightVersion<'a> {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    served: bool,
-    #[serde(default, borrow)]
-    schema: Option<LightSchema<'a>>,
-}
-
-#[derive(Deserialize)]
-struct LightSchema<'a> {
-    #[serde(rename = "openAPIV3Schema", borrow)]
-    open_api_v3_schema: Option<&'a RawValue>,
-}
-
-fn parse_light(raw: &str) -> Result<LightCrd<'_>, String> {
-    serde_json::from_str(raw).map_err(|e| e.to_string())
-}
-
-fn crd_name(spec: &LightSpec) -> String {
-    format!("{}.{}", spec.names.plural, spec.group)
-}
-
-/// Checks one inline CRD document from the settings (cheaply: no full schema walk).
-pub fn check_inline_crd(raw: &str) -> Result<(), String> {
-    let crd = parse_light(raw).map_err(|e| format!("not a CustomResourceDefinition: {e}"))?;
-    check_light(&crd)
-}
-
-fn check_light(crd: &LightCrd<'_>) -> Result<(), String> {
-    if crd.kind.as_deref() != Some("CustomResourceDefinition") {
-        return Err(format!(
-            "kind is {:?}, expected \"CustomResourceDefinition\"",
-            crd.kind.as_deref().unwrap_or_default()
-        ));
-    }
-    if let Some(av) = crd.api_version.as_deref() {
-        if !av.starts_with("apiextensions.k8s.io/") {
-            return Err(format!(
-                "apiVersion is {av:?}, expected \"apiextensions.k8s.io/v1\""
-            ));
-        }
-    }
-    let spec = crd.spec.as_ref().ok_or("spec is missing")?;
-    if spec.group.is_empty() {
-        return Err("spec.group is missing".into());
-    }
-    if spec.names.kind.is_empty() {
-        return Err("spec.names.kind is missing".into());
-    }
-    if spec.versions.is_empty() {
-        return Err("spec.versions is empty".into());
-    }
-    for (i, v) in spec.versions.iter().enumerate() {
-        if v.name.is_empty() {
-            return Err(format!("spec.versions[{i}].name is missing"));
-        }
-    }
-    if !spec.versions.iter().any(|v| {
-        v.schema
-            .as_ref()
-            .and_then(|s| s.open_api_v3_schema)
-            .is_some_and(|s| s.get().trim_start().starts_with('{'))
-    }) {
-        return Err(format!(
-            "no version of {} has a schema.openAPIV3Schema object",
-            spec.names.kind
-        ));
-    }
-    Ok(())
-}
 
 /// The schema for the request, from the cluster or the inline CRDs per `settings.schemaSource`.
 pub fn load_schema(
@@ -144,86 +27,101 @@ pub fn load_schema(
         request.kind.version.as_str()
     };
     match settings.schema_source {
-        SchemaSourceKind::Inline => {
-            let wanted = if request.kind.kind.is_empty() {
-                format!("{}.{group}", request.resource.resource)
+        SchemaSourceKind::Inline => inline_schema(settings, request, group, version),
+        SchemaSourceKind::Cluster => cluster_schema(request, host, group, version),
+    }
+}
+
+/// The schema from the CRD of the settings that matches the request's group and kind.
+fn inline_schema(
+    settings: &Settings,
+    request: &AdmissionRequest,
+    group: &str,
+    version: &str,
+) -> Result<Value, SchemaError> {
+    let wanted = if request.kind.kind.is_empty() {
+        format!("{}.{group}", request.resource.resource)
+    } else {
+        format!("{}.{group}", request.kind.kind)
+    };
+    // Settings are checked when the policy loads (`validate_settings`), not on every
+    // request: a CRD that cannot be read is named here, and the matching one checked.
+    let mut unreadable = Vec::new();
+    for (i, raw) in settings.crds.iter().enumerate() {
+        let crd = match parse_light(raw.get()) {
+            Ok(crd) => crd,
+            Err(e) => {
+                unreadable.push(format!("crds[{i}] is not a CustomResourceDefinition: {e}"));
+                continue;
+            }
+        };
+        let Some(spec) = &crd.spec else { continue };
+        let matches = spec.group == group
+            && if request.kind.kind.is_empty() {
+                spec.names.plural == request.resource.resource
             } else {
-                format!("{}.{group}", request.kind.kind)
+                spec.names.kind == request.kind.kind
             };
-            // Settings are checked when the policy loads (`validate_settings`), not on every
-            // request: a CRD that cannot be read is named here, and the matching one checked.
-            let mut unreadable = Vec::new();
-            for (i, raw) in settings.crds.iter().enumerate() {
-                let crd = match parse_light(raw.get()) {
-                    Ok(crd) => crd,
-                    Err(e) => {
-                        unreadable
-                            .push(format!("crds[{i}] is not a CustomResourceDefinition: {e}"));
-                        continue;
-                    }
-                };
-                let Some(spec) = &crd.spec else { continue };
-                let matches = spec.group == group
-                    && if request.kind.kind.is_empty() {
-                        spec.names.plural == request.resource.resource
-                    } else {
-                        spec.names.kind == request.kind.kind
-                    };
-                if matches {
-                    check_light(&crd).map_err(|message| SchemaError::Malformed {
-                        crd: crd_name(spec),
-                        message: format!("crds[{i}]: {message}"),
-                    })?;
-                    return schema_of(spec, version);
-                }
-            }
-            let mut message = format!(
-                "{wanted} (no inline CRD in the settings matches group {group:?} and kind {:?}",
-                request.kind.kind
-            );
-            if !unreadable.is_empty() {
-                message.push_str("; ");
-                message.push_str(&unreadable.join("; "));
-            }
-            message.push(')');
-            Err(SchemaError::NotFound(message))
-        }
-        SchemaSourceKind::Cluster => {
-            let name = format!("{}.{group}", request.resource.resource);
-            if request.resource.resource.is_empty() || group.is_empty() {
-                return Err(SchemaError::NotFound(format!(
-                    "{name} (the request names no resource and group; core kinds have no CRD)"
-                )));
-            }
-            let answer = host
-                .get_resource(&GetResourceRequest {
-                    api_version: "apiextensions.k8s.io/v1".into(),
-                    kind: "CustomResourceDefinition".into(),
-                    name: name.clone(),
-                    namespace: None,
-                    disable_cache: false,
-                    field_masks: Some(vec![
-                        "spec.group".into(),
-                        "spec.names".into(),
-                        "spec.versions".into(),
-                    ]),
-                })
-                .map_err(|message| host_error(&name, message))?;
-            let text = std::str::from_utf8(&answer).map_err(|e| SchemaError::Malformed {
-                crd: name.clone(),
-                message: format!("the answer is not UTF-8: {e}"),
+        if matches {
+            check_light(&crd).map_err(|message| SchemaError::Malformed {
+                crd: crd_name(spec),
+                message: format!("crds[{i}]: {message}"),
             })?;
-            let crd = parse_light(text).map_err(|message| SchemaError::Malformed {
-                crd: name.clone(),
-                message,
-            })?;
-            let spec = crd.spec.ok_or_else(|| SchemaError::Malformed {
-                crd: name.clone(),
-                message: "spec is missing".into(),
-            })?;
-            schema_of(&spec, version)
+            return schema_of(spec, version);
         }
     }
+    let mut message = format!(
+        "{wanted} (no inline CRD in the settings matches group {group:?} and kind {:?}",
+        request.kind.kind
+    );
+    if !unreadable.is_empty() {
+        message.push_str("; ");
+        message.push_str(&unreadable.join("; "));
+    }
+    message.push(')');
+    Err(SchemaError::NotFound(message))
+}
+
+/// The schema from the cluster's CRD `<resource>.<group>`, read through policy-server.
+fn cluster_schema(
+    request: &AdmissionRequest,
+    host: &dyn Host,
+    group: &str,
+    version: &str,
+) -> Result<Value, SchemaError> {
+    let name = format!("{}.{group}", request.resource.resource);
+    if request.resource.resource.is_empty() || group.is_empty() {
+        return Err(SchemaError::NotFound(format!(
+            "{name} (the request names no resource and group; core kinds have no CRD)"
+        )));
+    }
+    let answer = host
+        .get_resource(&GetResourceRequest {
+            api_version: "apiextensions.k8s.io/v1".into(),
+            kind: "CustomResourceDefinition".into(),
+            name: name.clone(),
+            namespace: None,
+            disable_cache: false,
+            field_masks: Some(vec![
+                "spec.group".into(),
+                "spec.names".into(),
+                "spec.versions".into(),
+            ]),
+        })
+        .map_err(|message| host_error(&name, message))?;
+    let text = std::str::from_utf8(&answer).map_err(|e| SchemaError::Malformed {
+        crd: name.clone(),
+        message: format!("the answer is not UTF-8: {e}"),
+    })?;
+    let crd = parse_light(text).map_err(|message| SchemaError::Malformed {
+        crd: name.clone(),
+        message,
+    })?;
+    let spec = crd.spec.ok_or_else(|| SchemaError::Malformed {
+        crd: name.clone(),
+        message: "spec is missing".into(),
+    })?;
+    schema_of(&spec, version)
 }
 
 /// A failed host call: `NotFound` when the API server said 404, else `HostCall`.
@@ -241,43 +139,13 @@ fn host_error(crd: &str, message: String) -> SchemaError {
     }
 }
 
-fn schema_of(spec: &LightSpec, version: &str) -> Result<Value, SchemaError> {
-    let crd = crd_name(spec);
-    let Some(v) = spec.versions.iter().find(|v| v.name == version) else {
-        return Err(SchemaError::VersionNotServed {
-            crd,
-            version: version.to_string(),
-        });
-    };
-    if !v.served {
-        return Err(SchemaError::VersionNotServed {
-            crd,
-            version: version.to_string(),
-        });
-    }
-    let raw = v
-        .schema
-        .as_ref()
-        .and_then(|s| s.open_api_v3_schema)
-        .ok_or_else(|| SchemaError::NoSchema(crd.clone()))?;
-    let schema: Value = serde_json::from_str(raw.get()).map_err(|e| SchemaError::Malformed {
-        crd: crd.clone(),
-        message: format!("openAPIV3Schema: {e}"),
-    })?;
-    if !schema.is_object() {
-        return Err(SchemaError::Malformed {
-            crd,
-            message: "openAPIV3Schema is not an object".into(),
-        });
-    }
-    Ok(schema)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crd::check_inline_crd;
     use crate::host::FnHost;
     use crate::request::{GroupVersionKind, GroupVersionResource};
+    use serde_json::value::RawValue;
     use std::cell::RefCell;
 
     const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/e2e-tests/fixtures/crds");

@@ -54,7 +54,7 @@ pub struct LlmSettings {
     /// What the LLM is asked to answer with (the parser accepts either).
     pub answer_format: AnswerFormat,
     /// Every word and number the LLM writes must occur in the user's own text, and no number
-    /// of a value it rewrites may be dropped (see `crate::evidence`).
+    /// of a value it rewrites may be dropped (see the LLM stage's evidence checks).
     pub require_evidence: bool,
     /// Values only the user chooses: the LLM may cut the user's own value down or move it
     /// there, never supply one.
@@ -153,8 +153,7 @@ impl Validatable for Settings {
     /// Every check, the inline CRDs' included (`validate_settings`, when the policy loads).
     fn validate(&self) -> Result<(), String> {
         for (i, crd) in self.crds.iter().enumerate() {
-            crate::schema_source::check_inline_crd(crd.get())
-                .map_err(|e| format!("crds[{i}]: {e}"))?;
+            crate::crd::check_inline_crd(crd.get()).map_err(|e| format!("crds[{i}]: {e}"))?;
         }
         self.validate_options()
     }
@@ -164,7 +163,7 @@ impl Settings {
     /// The checks of [`Validatable::validate`] but the inline CRDs' (each is a pass over its
     /// text): what `validate` runs on every request. `validate_settings` has checked the
     /// CRDs when the policy was loaded, and the CRD a request needs is checked when it is
-    /// read ([`crate::schema_source::load_schema`]).
+    /// read (the schema source, stage 2).
     pub fn validate_options(&self) -> Result<(), String> {
         if self.schema_source == SchemaSourceKind::Inline && self.crds.is_empty() {
             return Err("crds: schemaSource is \"inline\" but no CRDs are given".into());

@@ -114,6 +114,14 @@ impl FieldError {
     }
 }
 
+/// `spec.source.catalog.packageName: Required value` style lines, most important first.
+pub fn error_lines(errors: &[FieldError]) -> Vec<String> {
+    errors
+        .iter()
+        .map(|e| format!("{}: {}", e.field_path(), e.message))
+        .collect()
+}
+
 /// Result of validating one object against one schema.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ValidationOutcome {

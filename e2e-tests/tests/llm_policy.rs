@@ -546,14 +546,14 @@ proptest! {
     #[test]
     fn the_answer_parser_never_panics(text in answer_text()) {
         let given = readme_object();
-        if let Ok(candidate) = crfix_policy::answer::parse_answer(&text, &given) {
+        if let Ok(candidate) = crfix_policy::parse_answer(&text, &given) {
             prop_assert!(candidate.is_object());
         }
     }
 
     #[test]
     fn the_answer_parser_takes_any_bytes(text in "\\PC{0,400}") {
-        let _ = crfix_policy::answer::parse_answer(&text, &readme_object());
+        let _ = crfix_policy::parse_answer(&text, &readme_object());
     }
 }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{anyhow, bail, Context, Result};
-use crfix_policy::host::{FnHost, GetResourceRequest};
+use crfix_policy::{FnHost, GetResourceRequest};
 use kubewarden_policy_sdk::settings::Validatable;
 use serde_json::{json, Value};
 
@@ -663,7 +663,7 @@ fn correction_group_version_kind_agrees_everywhere() {
         correction_api::API_VERSION
     );
 
-    let defaults = crfix_policy::settings::Settings::default();
+    let defaults = crfix_policy::Settings::default();
     assert_eq!(
         defaults.llm.correction_api_version,
         correction_api::API_VERSION
@@ -687,9 +687,9 @@ fn correction_group_version_kind_agrees_everywhere() {
     );
 }
 
-fn check_settings(what: &str, settings: &Value) -> crfix_policy::settings::Settings {
+fn check_settings(what: &str, settings: &Value) -> crfix_policy::Settings {
     let bytes = serde_json::to_vec(settings).unwrap();
-    let parsed = crfix_policy::settings::parse(&bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let parsed = crfix_policy::parse_settings(&bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
     parsed.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
     parsed
 }
@@ -699,10 +699,10 @@ fn settings_in_manifests_are_valid_policy_settings() {
     let cap = object("ClusterAdmissionPolicy", "crfix");
     let settings = &cap["spec"]["settings"];
     let parsed = check_settings("ClusterAdmissionPolicy", settings);
-    assert_eq!(parsed.mode, crfix_policy::settings::Mode::Fix);
+    assert_eq!(parsed.mode, crfix_policy::Mode::Fix);
     assert_eq!(
         parsed.schema_source,
-        crfix_policy::settings::SchemaSourceKind::Cluster
+        crfix_policy::SchemaSourceKind::Cluster
     );
     assert!(parsed.llm.enabled);
     assert!(parsed
@@ -724,7 +724,7 @@ fn settings_in_manifests_are_valid_policy_settings() {
     // And a misspelt key would be caught.
     let mut bad = settings.clone();
     bad["llm"]["maxAttempt"] = json!(3);
-    assert!(crfix_policy::settings::parse(&serde_json::to_vec(&bad).unwrap()).is_err());
+    assert!(crfix_policy::parse_settings(&serde_json::to_vec(&bad).unwrap()).is_err());
 }
 
 #[test]
@@ -1311,7 +1311,7 @@ fn kwctl_cases_pass_natively_and_their_sessions_match_the_policy() {
         let payload =
             serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
         let response =
-            serde_json::to_value(crfix_policy::pipeline::evaluate(&payload, &fn_host)).unwrap();
+            serde_json::to_value(crfix_policy::evaluate(&payload, &fn_host)).unwrap();
         check_expect(&case.name, &request, &response, &expect);
 
         let exchanges = exchanges.into_inner();

@@ -6,10 +6,13 @@ use std::cell::RefCell;
 use correction_api::{CorrectionRequest, CorrectionStatus, Role};
 use serde_json::{json, Value};
 
+use super::transport::classify_host_error;
 use super::*;
-use crate::host::FnHost;
+use crate::host::{FnHost, GetResourceRequest};
+use crate::settings::Settings;
 use crate::types::{ErrorKind, FieldError};
 use crate::validation::ValidateOptions;
+use correction_api::Correction;
 
 const MODEL: &str = "qwen2.5-coder-1.5b-instruct";
 

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::nearest::{self, Closeness, Pick};
+use crate::nearest::{self, Closeness, Pick};
 
 /// How an enum value was repaired.
 pub struct EnumFix {

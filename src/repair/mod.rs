@@ -1,4 +1,4 @@
-//! Stage 5: deterministic, schema-guided repairs, driven by the validation errors.
+//! Stage 4: deterministic, schema-guided repairs, driven by the validation errors.
 //!
 //! Each [`FieldError`] and the schema node that governs its pointer suggest at most one
 //! repair (never a hard-coded path): see the submodules. Repairs are applied in rounds — all
@@ -12,7 +12,6 @@ pub mod coerce;
 pub mod dns;
 pub mod enums;
 mod fill;
-pub mod nearest;
 mod relocate;
 
 use std::collections::hash_map::DefaultHasher;
@@ -186,57 +185,14 @@ pub fn repair_with(
         if best.is_none() {
             best = Some((current.clone(), validation.clone(), changes.len()));
         }
-        let mut applied = Vec::new();
-        for proposal in proposals {
-            if applied.len() >= budget {
-                engine.refuse(format!(
-                    "stopped after {} repairs (maxPatchOperations)",
-                    changes.len() + applied.len()
-                ));
-                break;
-            }
-            if let Some(a) = engine.apply(&mut current, proposal) {
-                applied.push(a);
-            }
-        }
+        let applied = engine.apply_all(&mut current, proposals, budget, changes.len());
         if applied.is_empty() {
             continue;
         }
-        let mut next = validate(&current);
-        let failed: Vec<usize> = applied
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| !verified(a, &next.errors))
-            .map(|(i, _)| i)
-            .collect();
-        if !failed.is_empty() {
-            for &i in failed.iter().rev() {
-                let a = &applied[i];
-                undo(&mut current, a);
-                engine.refuse(format!(
-                    "not repaired {}: {} ({}) would still be invalid",
-                    a.change.path,
-                    a.change
-                        .new
-                        .as_ref()
-                        .map(crate::response::short_value)
-                        .unwrap_or_default(),
-                    a.change.reason
-                ));
-            }
-            let failed: HashSet<usize> = failed.into_iter().collect();
-            applied = applied
-                .into_iter()
-                .enumerate()
-                .filter(|(i, _)| !failed.contains(i))
-                .map(|(_, a)| a)
-                .collect();
-            if applied.is_empty() {
-                // Back where the round started; what was deferred is tried next round.
-                continue;
-            }
-            next = validate(&current);
-        }
+        let Some((applied, next)) = engine.keep_verified(&mut current, applied, validate) else {
+            // Back where the round started; what was deferred is tried next round.
+            continue;
+        };
         changes.extend(applied.into_iter().map(|a| a.change));
         validation = next;
         if validation.errors.len() < best_errors {
@@ -303,6 +259,63 @@ struct Engine<'c, 'a> {
 }
 
 impl Engine<'_, '_> {
+    /// Applies a round's proposals, at most `budget` of them (`maxPatchOperations`).
+    fn apply_all(
+        &mut self,
+        current: &mut Value,
+        proposals: Vec<Proposal>,
+        budget: usize,
+        done: usize,
+    ) -> Vec<Applied> {
+        let mut applied = Vec::new();
+        for proposal in proposals {
+            if applied.len() >= budget {
+                self.refuse(format!(
+                    "stopped after {} repairs (maxPatchOperations)",
+                    done + applied.len()
+                ));
+                break;
+            }
+            if let Some(a) = self.apply(current, proposal) {
+                applied.push(a);
+            }
+        }
+        applied
+    }
+
+    /// Re-validates after a round: a repair meant to make its value valid that did not is
+    /// undone. `None` when every repair of the round was undone.
+    fn keep_verified(
+        &mut self,
+        current: &mut Value,
+        applied: Vec<Applied>,
+        validate: &dyn Fn(&Value) -> ValidationOutcome,
+    ) -> Option<(Vec<Applied>, ValidationOutcome)> {
+        let next = validate(current);
+        let (kept, failed): (Vec<Applied>, Vec<Applied>) =
+            applied.into_iter().partition(|a| verified(a, &next.errors));
+        if failed.is_empty() {
+            return Some((kept, next));
+        }
+        for a in failed.iter().rev() {
+            undo(current, a);
+            self.refuse(format!(
+                "not repaired {}: {} ({}) would still be invalid",
+                a.change.path,
+                a.change
+                    .new
+                    .as_ref()
+                    .map(crate::text::short_value)
+                    .unwrap_or_default(),
+                a.change.reason
+            ));
+        }
+        if kept.is_empty() {
+            return None;
+        }
+        Some((kept, validate(current)))
+    }
+
     fn refuse(&mut self, message: String) {
         if self.refused.len() < MAX_REFUSALS && !self.refused.contains(&message) {
             self.refused.push(message);
@@ -407,7 +420,7 @@ impl Engine<'_, '_> {
                     )),
                     Ok(None) => None,
                     Err(why) => {
-                        let shown = crate::response::short_value(value);
+                        let shown = crate::text::short_value(value);
                         self.refuse(format!("not repaired {at} {shown}: {why}"));
                         None
                     }
@@ -475,80 +488,63 @@ impl Engine<'_, '_> {
             ));
             return None;
         }
-        let source = ChangeSource::Rule {
-            rule: p.rule.to_string(),
+        let edited = match &p.edit {
+            Edit::Set(value) => set_edit(object, &p.path, value),
+            Edit::Remove => remove_at(object, &p.path).map(|old| Edited {
+                from: None,
+                old: Some(old),
+                new: None,
+                undo: None,
+            }),
+            Edit::Move { from } => self.move_edit(object, &p.path, from),
         };
-        match p.edit {
-            Edit::Set(value) => {
-                let old = object.pointer(&p.path).cloned();
-                if old.as_ref() == Some(&value) || !set_at(object, &p.path, value.clone()) {
-                    self.tried.insert(key);
-                    return None;
-                }
-                Some(Applied {
-                    change: Change {
-                        path: p.path,
-                        from: None,
-                        old: old.clone(),
-                        new: Some(value),
-                        reason: p.reason,
-                        source,
-                    },
-                    verify: p.verify,
-                    undo: Some(old),
-                })
-            }
-            Edit::Remove => {
-                let Some(old) = remove_at(object, &p.path) else {
-                    self.tried.insert(key);
-                    return None;
-                };
-                Some(Applied {
-                    change: Change {
-                        path: p.path,
-                        from: None,
-                        old: Some(old),
-                        new: None,
-                        reason: p.reason,
-                        source,
-                    },
-                    verify: p.verify,
-                    undo: None,
-                })
-            }
-            Edit::Move { from } => {
-                if object.pointer(&p.path).is_some() {
-                    self.tried.insert(key);
-                    return None;
-                }
-                let value = remove_at(object, &from)?;
-                if !insert_creating(object, &p.path, value.clone()) {
-                    // Put it back where it was; the parent still exists.
-                    set_at(object, &from, value);
-                    self.tried.insert(key);
-                    return None;
-                }
-                self.prune_emptied(object, &from);
-                let mut reason = p.reason;
-                if guardrails::check_path(settings, &p.path).is_err()
-                    || guardrails::check_path(settings, &from).is_err()
-                {
-                    reason.push_str("; protected path: your own value, verbatim");
-                }
-                Some(Applied {
-                    change: Change {
-                        path: p.path,
-                        from: Some(from),
-                        old: None,
-                        new: Some(value),
-                        reason,
-                        source,
-                    },
-                    verify: p.verify,
-                    undo: None,
-                })
+        let Some(edited) = edited else {
+            self.tried.insert(key);
+            return None;
+        };
+        let mut reason = p.reason;
+        if let Some(from) = &edited.from {
+            if guardrails::check_path(settings, &p.path).is_err()
+                || guardrails::check_path(settings, from).is_err()
+            {
+                reason.push_str("; protected path: your own value, verbatim");
             }
         }
+        Some(Applied {
+            change: Change {
+                path: p.path,
+                from: edited.from,
+                old: edited.old,
+                new: edited.new,
+                reason,
+                source: ChangeSource::Rule {
+                    rule: p.rule.to_string(),
+                },
+            },
+            verify: p.verify,
+            undo: edited.undo,
+        })
+    }
+
+    /// Moves the value at `from` to `path` (creating its parents), and removes the parents
+    /// the move left empty.
+    fn move_edit(&self, object: &mut Value, path: &str, from: &str) -> Option<Edited> {
+        if object.pointer(path).is_some() {
+            return None;
+        }
+        let value = remove_at(object, from)?;
+        if !insert_creating(object, path, value.clone()) {
+            // Put it back where it was; the parent still exists.
+            set_at(object, from, value);
+            return None;
+        }
+        self.prune_emptied(object, from);
+        Some(Edited {
+            from: Some(from.to_string()),
+            old: None,
+            new: Some(value),
+            undo: None,
+        })
     }
 
     /// After a move, removes parent objects the move left empty (not an allowed root, not
@@ -601,6 +597,28 @@ fn value_proposal(
 }
 
 /// Sets the value at `at` (the parent must exist; an array index must exist).
+/// What an applied edit did: the value before and after, where a moved value came from, and
+/// what undoing it puts back (`Some(None)`: remove the value again).
+struct Edited {
+    from: Option<String>,
+    old: Option<Value>,
+    new: Option<Value>,
+    undo: Option<Option<Value>>,
+}
+
+fn set_edit(object: &mut Value, path: &str, value: &Value) -> Option<Edited> {
+    let old = object.pointer(path).cloned();
+    if old.as_ref() == Some(value) || !set_at(object, path, value.clone()) {
+        return None;
+    }
+    Some(Edited {
+        from: None,
+        old: old.clone(),
+        new: Some(value.clone()),
+        undo: Some(old),
+    })
+}
+
 fn set_at(object: &mut Value, at: &str, value: Value) -> bool {
     let Some((parent, key)) = pointer::split_last(at) else {
         return false;

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::nearest::{self, Closeness, Pick};
 use super::{Edit, Proposal, Verify, PRIORITY_RELOCATE};
+use crate::nearest::{self, Closeness, Pick};
 use crate::pointer;
 use crate::schema;
 
@@ -107,41 +107,11 @@ pub fn propose(
     let Some(present) = object.pointer(parent).and_then(Value::as_object) else {
         return Ok(None);
     };
-    let parent_schema = schema::node_at(schema_root, parent);
-    let properties: Vec<&str> = parent_schema
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-        .map(|p| p.keys().map(String::as_str).collect())
-        .unwrap_or_default();
-    let required: Vec<&str> = parent_schema
-        .and_then(|s| s.get("required"))
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let absent: Vec<&str> = properties
-        .iter()
-        .copied()
-        .filter(|p| !present.contains_key(*p))
-        .collect();
-
+    let siblings = Siblings::new(schema::node_at(schema_root, parent), present);
     // 1. The same name, spelt with other case or separators.
-    match nearest::pick(&key, &absent) {
-        Pick::One(target, Closeness::Canonical) => {
-            return Ok(Some(rename(at, parent, target, Closeness::Canonical)));
-        }
-        Pick::Ambiguous(names) if nearest::canonical(names[0]) == nearest::canonical(&key) => {
-            return Err(format!("{key:?} could be {} or {}", names[0], names[1]));
-        }
-        _ => {}
+    if let Some(p) = respelt(at, parent, &key, &siblings)? {
+        return Ok(Some(p));
     }
-    let canon = nearest::canonical(&key);
-    if let Some(existing) = properties
-        .iter()
-        .find(|p| present.contains_key(**p) && nearest::canonical(p) == canon && **p != key)
-    {
-        return Err(format!("{key:?} collides with the existing {existing}"));
-    }
-
     // 2. The one place in the schema where a property of this name lives.
     let index = index.get_or_insert_with(|| SchemaIndex::build(schema_root));
     let places: Vec<&String> = index
@@ -166,15 +136,94 @@ pub fn propose(
             }));
         }
     }
-
     // 3. The closest sibling, preferring the required ones that are missing.
-    let missing_required: Vec<&str> = absent
+    if let Some(p) = closest_sibling(at, parent, &key, &siblings)? {
+        return Ok(Some(p));
+    }
+    if places.len() > 1 {
+        return Err(format!(
+            "{key:?} exists at {} places in the schema",
+            places.len()
+        ));
+    }
+    Ok(None)
+}
+
+/// The properties the schema gives the parent of an unknown key, and which of them the object
+/// lacks.
+struct Siblings<'s> {
+    /// Properties of the parent that the object has.
+    present: Vec<&'s str>,
+    /// Properties of the parent that the object lacks.
+    absent: Vec<&'s str>,
+    /// The absent ones that are required.
+    missing_required: Vec<&'s str>,
+}
+
+impl<'s> Siblings<'s> {
+    fn new(parent_schema: Option<&'s Value>, present: &Map<String, Value>) -> Self {
+        let properties: Vec<&str> = parent_schema
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object)
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let required: Vec<&str> = parent_schema
+            .and_then(|s| s.get("required"))
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let (present_props, absent): (Vec<&str>, Vec<&str>) =
+            properties.iter().partition(|p| present.contains_key(**p));
+        let missing_required = absent
+            .iter()
+            .copied()
+            .filter(|p| required.contains(p))
+            .collect();
+        Siblings {
+            present: present_props,
+            absent,
+            missing_required,
+        }
+    }
+}
+
+/// Step 1: `key` is an absent property's name with other case or separators; refused when two
+/// could be meant or a present property already has that name.
+fn respelt(
+    at: &str,
+    parent: &str,
+    key: &str,
+    siblings: &Siblings,
+) -> Result<Option<Proposal>, String> {
+    match nearest::pick(key, &siblings.absent) {
+        Pick::One(target, Closeness::Canonical) => {
+            return Ok(Some(rename(at, parent, target, Closeness::Canonical)));
+        }
+        Pick::Ambiguous(names) if nearest::canonical(names[0]) == nearest::canonical(key) => {
+            return Err(format!("{key:?} could be {} or {}", names[0], names[1]));
+        }
+        _ => {}
+    }
+    let canon = nearest::canonical(key);
+    if let Some(existing) = siblings
+        .present
         .iter()
-        .copied()
-        .filter(|p| required.contains(p))
-        .collect();
-    for candidates in [&missing_required, &absent] {
-        match nearest::pick(&key, candidates) {
+        .find(|p| nearest::canonical(p) == canon && **p != key)
+    {
+        return Err(format!("{key:?} collides with the existing {existing}"));
+    }
+    Ok(None)
+}
+
+/// Step 3: the closest absent sibling, the missing required ones first.
+fn closest_sibling(
+    at: &str,
+    parent: &str,
+    key: &str,
+    siblings: &Siblings,
+) -> Result<Option<Proposal>, String> {
+    for candidates in [&siblings.missing_required, &siblings.absent] {
+        match nearest::pick(key, candidates) {
             Pick::One(target, closeness) => {
                 return Ok(Some(rename(at, parent, target, closeness)));
             }
@@ -186,12 +235,6 @@ pub fn propose(
             }
             Pick::NoneClose => {}
         }
-    }
-    if places.len() > 1 {
-        return Err(format!(
-            "{key:?} exists at {} places in the schema",
-            places.len()
-        ));
     }
     Ok(None)
 }

@@ -14,13 +14,14 @@
 //! Like the API server, CEL rules are not evaluated while the object has type errors (a `null`
 //! where the schema does not allow one counts as one): a warning says so.
 
+mod cel;
 mod formats;
 
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use crate::cel_rules::{self, OldSelf, RuleCache, RuleResult};
+use self::cel::{OldSelf, RuleCache, RuleResult};
 use crate::pointer;
 use crate::schema;
 use crate::types::{ErrorKind, FieldError, ValidationOutcome};
@@ -29,6 +30,77 @@ use crate::types::{ErrorKind, FieldError, ValidationOutcome};
 pub struct ValidateOptions {
     /// Report properties the schema does not know (see `Settings::reject_unknown_fields`).
     pub report_unknown_fields: bool,
+}
+
+/// `minimum` or `maximum` (with its `exclusive…` flag).
+#[derive(Clone, Copy)]
+enum Bound {
+    Minimum,
+    Maximum,
+}
+
+impl Bound {
+    fn key(self) -> &'static str {
+        match self {
+            Bound::Minimum => "minimum",
+            Bound::Maximum => "maximum",
+        }
+    }
+
+    fn exclusive_key(self) -> &'static str {
+        match self {
+            Bound::Minimum => "exclusiveMinimum",
+            Bound::Maximum => "exclusiveMaximum",
+        }
+    }
+
+    fn violated(self, x: f64, limit: f64, exclusive: bool) -> bool {
+        match (self, exclusive) {
+            (Bound::Minimum, true) => x <= limit,
+            (Bound::Minimum, false) => x < limit,
+            (Bound::Maximum, true) => x >= limit,
+            (Bound::Maximum, false) => x > limit,
+        }
+    }
+
+    fn relation(self, exclusive: bool) -> &'static str {
+        match (self, exclusive) {
+            (Bound::Minimum, true) => "greater than",
+            (Bound::Minimum, false) => "greater than or equal to",
+            (Bound::Maximum, true) => "less than",
+            (Bound::Maximum, false) => "less than or equal to",
+        }
+    }
+}
+
+/// What `min…`/`max…` count: an array's items or an object's properties.
+#[derive(Clone, Copy)]
+enum Size {
+    Items,
+    Properties,
+}
+
+impl Size {
+    fn max_key(self) -> &'static str {
+        match self {
+            Size::Items => "maxItems",
+            Size::Properties => "maxProperties",
+        }
+    }
+
+    fn min_key(self) -> &'static str {
+        match self {
+            Size::Items => "minItems",
+            Size::Properties => "minProperties",
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Size::Items => "items",
+            Size::Properties => "properties",
+        }
+    }
 }
 
 /// Deepest nesting of the object that is walked.
@@ -162,13 +234,31 @@ fn shown(value: &Value) -> String {
     }
 }
 
+/// At most `max` characters of `s`, and the `…` that marks a cut.
 fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
+    crate::text::truncate_chars(s, max + 1)
+}
+
+/// The type the API server names in a CEL rule's `Invalid value: "<type>"` message.
+fn rule_type_name<'s>(site: &CelSite<'s>) -> &'s str {
+    if schema::is_int_or_string(site.schema) {
+        "int-or-string"
     } else {
-        let mut out: String = s.chars().take(max).collect();
-        out.push('…');
-        out
+        match schema::type_of(site.schema) {
+            "" => json_type(site.value),
+            t => t,
+        }
+    }
+}
+
+/// Where a rule's error points: the rule's node, or below it by the rule's `fieldPath`.
+fn rule_pointer(rule: &Value, site: &CelSite<'_>) -> String {
+    match rule.get("fieldPath").and_then(Value::as_str) {
+        Some(fp) if !fp.is_empty() => match field_path_to_pointer(fp) {
+            Some(suffix) => format!("{}{suffix}", site.pointer),
+            None => site.pointer.clone(),
+        },
+        _ => site.pointer.clone(),
     }
 }
 
@@ -370,214 +460,194 @@ impl<'a> Walker<'a> {
     }
 
     fn check_value(&mut self, schema: &Value, value: &Value, ptr: &str) {
+        self.check_enum(schema, value, ptr);
+        match value {
+            Value::String(s) => self.check_string(schema, value, s, ptr),
+            Value::Number(n) => self.check_number(schema, n, ptr),
+            Value::Array(items) => {
+                let len = items.len() as u64;
+                self.check_size(schema, len, ptr, Size::Items);
+                self.check_list_type(schema, items, ptr);
+            }
+            Value::Object(obj) => self.check_size(schema, obj.len() as u64, ptr, Size::Properties),
+            _ => {}
+        }
+    }
+
+    fn check_enum(&mut self, schema: &Value, value: &Value, ptr: &str) {
+        let Some(allowed) = schema::enum_values(schema) else {
+            return;
+        };
+        if allowed.iter().any(|a| values_equal(a, value)) {
+            return;
+        }
+        let list = allowed
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.push(
+            Class::Value,
+            ptr.to_string(),
+            ErrorKind::Enum {
+                allowed: allowed.clone(),
+            },
+            format!(
+                "Unsupported value: {}: supported values: {list}",
+                shown(value)
+            ),
+        );
+    }
+
+    fn check_string(&mut self, schema: &Value, value: &Value, s: &str, ptr: &str) {
         let fp = || pointer::to_field_path(ptr);
-        if let Some(allowed) = schema::enum_values(schema) {
-            if !allowed.iter().any(|a| values_equal(a, value)) {
-                let list = allowed
-                    .iter()
-                    .map(|a| a.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ");
+        let mut chars: Option<u64> = None;
+        let mut count = || *chars.get_or_insert_with(|| s.chars().count() as u64);
+        if let Some(limit) = schema.get("maxLength").and_then(uint) {
+            if count() > limit {
                 self.push(
                     Class::Value,
                     ptr.to_string(),
-                    ErrorKind::Enum {
-                        allowed: allowed.clone(),
+                    ErrorKind::MaxLength { limit },
+                    format!("Too long: may not be more than {limit} bytes"),
+                );
+            }
+        }
+        if let Some(limit) = schema.get("minLength").and_then(uint) {
+            if count() < limit {
+                self.push(
+                    Class::Value,
+                    ptr.to_string(),
+                    ErrorKind::MinLength { limit },
+                    format!(
+                        "Invalid value: {}: {} in body should be at least {limit} chars long",
+                        shown(value),
+                        fp()
+                    ),
+                );
+            }
+        }
+        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+            match self::cel::regex::get(pattern) {
+                Ok(re) if re.is_match(s) => {}
+                Ok(_) => self.push(
+                    Class::Value,
+                    ptr.to_string(),
+                    ErrorKind::Pattern {
+                        pattern: pattern.to_string(),
                     },
                     format!(
-                        "Unsupported value: {}: supported values: {list}",
+                        "Invalid value: {}: {} in body should match '{pattern}'",
+                        shown(value),
+                        fp()
+                    ),
+                ),
+                Err(e) => self.warn(format!("crfix: pattern at {} not checked: {e}", fp())),
+            }
+        }
+        if let Some(format) = schema.get("format").and_then(Value::as_str) {
+            if formats::is_checked(format) && !formats::check(format, s) {
+                self.push(
+                    Class::Value,
+                    ptr.to_string(),
+                    ErrorKind::Format {
+                        format: format.to_string(),
+                    },
+                    format!(
+                        "Invalid value: {}: {} in body must be of type {format}: {}",
+                        shown(value),
+                        fp(),
                         shown(value)
                     ),
                 );
             }
         }
-        match value {
-            Value::String(s) => {
-                let mut chars: Option<u64> = None;
-                let mut count = || *chars.get_or_insert_with(|| s.chars().count() as u64);
-                if let Some(limit) = schema.get("maxLength").and_then(uint) {
-                    if count() > limit {
-                        self.push(
-                            Class::Value,
-                            ptr.to_string(),
-                            ErrorKind::MaxLength { limit },
-                            format!("Too long: may not be more than {limit} bytes"),
-                        );
-                    }
-                }
-                if let Some(limit) = schema.get("minLength").and_then(uint) {
-                    if count() < limit {
-                        self.push(
-                            Class::Value,
-                            ptr.to_string(),
-                            ErrorKind::MinLength { limit },
-                            format!(
-                                "Invalid value: {}: {} in body should be at least {limit} chars long",
-                                shown(value),
-                                fp()
-                            ),
-                        );
-                    }
-                }
-                if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
-                    match cel_rules::regex::get(pattern) {
-                        Ok(re) => {
-                            if !re.is_match(s) {
-                                self.push(
-                                    Class::Value,
-                                    ptr.to_string(),
-                                    ErrorKind::Pattern {
-                                        pattern: pattern.to_string(),
-                                    },
-                                    format!(
-                                        "Invalid value: {}: {} in body should match '{pattern}'",
-                                        shown(value),
-                                        fp()
-                                    ),
-                                );
-                            }
-                        }
-                        Err(e) => self.warn(format!("crfix: pattern at {} not checked: {e}", fp())),
-                    }
-                }
-                if let Some(format) = schema.get("format").and_then(Value::as_str) {
-                    if formats::is_checked(format) && !formats::check(format, s) {
-                        self.push(
-                            Class::Value,
-                            ptr.to_string(),
-                            ErrorKind::Format {
-                                format: format.to_string(),
-                            },
-                            format!(
-                                "Invalid value: {}: {} in body must be of type {format}: {}",
-                                shown(value),
-                                fp(),
-                                shown(value)
-                            ),
-                        );
-                    }
-                }
+    }
+
+    fn check_number(&mut self, schema: &Value, n: &serde_json::Number, ptr: &str) {
+        let x = n.as_f64().unwrap_or(f64::NAN);
+        for bound in [Bound::Minimum, Bound::Maximum] {
+            let Some(limit) = schema.get(bound.key()).and_then(num) else {
+                continue;
+            };
+            let exclusive = schema
+                .get(bound.exclusive_key())
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if !bound.violated(x, limit, exclusive) {
+                continue;
             }
-            Value::Number(n) => {
-                let x = n.as_f64().unwrap_or(f64::NAN);
-                if let Some(limit) = schema.get("minimum").and_then(num) {
-                    let exclusive = schema
-                        .get("exclusiveMinimum")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false);
-                    if (exclusive && x <= limit) || (!exclusive && x < limit) {
-                        let shown_limit = schema
-                            .get("minimum")
-                            .map(Value::to_string)
-                            .unwrap_or_default();
-                        let rel = if exclusive {
-                            "greater than"
-                        } else {
-                            "greater than or equal to"
-                        };
-                        self.push(
-                            Class::Value,
-                            ptr.to_string(),
-                            ErrorKind::Minimum { limit, exclusive },
-                            format!(
-                                "Invalid value: {n}: {} in body should be {rel} {shown_limit}",
-                                fp()
-                            ),
-                        );
-                    }
-                }
-                if let Some(limit) = schema.get("maximum").and_then(num) {
-                    let exclusive = schema
-                        .get("exclusiveMaximum")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false);
-                    if (exclusive && x >= limit) || (!exclusive && x > limit) {
-                        let shown_limit = schema
-                            .get("maximum")
-                            .map(Value::to_string)
-                            .unwrap_or_default();
-                        let rel = if exclusive {
-                            "less than"
-                        } else {
-                            "less than or equal to"
-                        };
-                        self.push(
-                            Class::Value,
-                            ptr.to_string(),
-                            ErrorKind::Maximum { limit, exclusive },
-                            format!(
-                                "Invalid value: {n}: {} in body should be {rel} {shown_limit}",
-                                fp()
-                            ),
-                        );
-                    }
-                }
-                if let Some(factor) = schema.get("multipleOf").and_then(num) {
-                    if factor > 0.0 && !is_multiple(n, x, factor) {
-                        let shown_factor = schema
-                            .get("multipleOf")
-                            .map(Value::to_string)
-                            .unwrap_or_default();
-                        self.push(
-                            Class::Value,
-                            ptr.to_string(),
-                            ErrorKind::MultipleOf { factor },
-                            format!("Invalid value: {n}: {} in body should be a multiple of {shown_factor}", fp()),
-                        );
-                    }
-                }
+            let shown_limit = schema
+                .get(bound.key())
+                .map(Value::to_string)
+                .unwrap_or_default();
+            let kind = match bound {
+                Bound::Minimum => ErrorKind::Minimum { limit, exclusive },
+                Bound::Maximum => ErrorKind::Maximum { limit, exclusive },
+            };
+            self.push(
+                Class::Value,
+                ptr.to_string(),
+                kind,
+                format!(
+                    "Invalid value: {n}: {} in body should be {} {shown_limit}",
+                    pointer::to_field_path(ptr),
+                    bound.relation(exclusive)
+                ),
+            );
+        }
+        if let Some(factor) = schema.get("multipleOf").and_then(num) {
+            if factor > 0.0 && !is_multiple(n, x, factor) {
+                let shown_factor = schema
+                    .get("multipleOf")
+                    .map(Value::to_string)
+                    .unwrap_or_default();
+                self.push(
+                    Class::Value,
+                    ptr.to_string(),
+                    ErrorKind::MultipleOf { factor },
+                    format!(
+                        "Invalid value: {n}: {} in body should be a multiple of {shown_factor}",
+                        pointer::to_field_path(ptr)
+                    ),
+                );
             }
-            Value::Array(items) => {
-                let len = items.len() as u64;
-                if let Some(limit) = schema.get("maxItems").and_then(uint) {
-                    if len > limit {
-                        self.push(
-                            Class::Value,
-                            ptr.to_string(),
-                            ErrorKind::MaxItems { limit },
-                            format!("Too many: {len}: must have at most {limit} items"),
-                        );
-                    }
-                }
-                if let Some(limit) = schema.get("minItems").and_then(uint) {
-                    if len < limit {
-                        self.push(
-                            Class::Value,
-                            ptr.to_string(),
-                            ErrorKind::MinItems { limit },
-                            format!("Invalid value: {len}: {} in body should have at least {limit} items", fp()),
-                        );
-                    }
-                }
-                self.check_list_type(schema, items, ptr);
+        }
+    }
+
+    /// `maxItems`/`minItems` of an array, `maxProperties`/`minProperties` of an object.
+    fn check_size(&mut self, schema: &Value, len: u64, ptr: &str, size: Size) {
+        if let Some(limit) = schema.get(size.max_key()).and_then(uint) {
+            if len > limit {
+                let kind = match size {
+                    Size::Items => ErrorKind::MaxItems { limit },
+                    Size::Properties => ErrorKind::MaxProperties { limit },
+                };
+                self.push(
+                    Class::Value,
+                    ptr.to_string(),
+                    kind,
+                    format!("Too many: {len}: must have at most {limit} items"),
+                );
             }
-            Value::Object(obj) => {
-                let len = obj.len() as u64;
-                if let Some(limit) = schema.get("maxProperties").and_then(uint) {
-                    if len > limit {
-                        self.push(
-                            Class::Value,
-                            ptr.to_string(),
-                            ErrorKind::MaxProperties { limit },
-                            format!("Too many: {len}: must have at most {limit} items"),
-                        );
-                    }
-                }
-                if let Some(limit) = schema.get("minProperties").and_then(uint) {
-                    if len < limit {
-                        self.push(
-                            Class::Value,
-                            ptr.to_string(),
-                            ErrorKind::MinProperties { limit },
-                            format!(
-                                "Invalid value: {len}: {} in body should have at least {limit} properties",
-                                fp()
-                            ),
-                        );
-                    }
-                }
+        }
+        if let Some(limit) = schema.get(size.min_key()).and_then(uint) {
+            if len < limit {
+                let kind = match size {
+                    Size::Items => ErrorKind::MinItems { limit },
+                    Size::Properties => ErrorKind::MinProperties { limit },
+                };
+                self.push(
+                    Class::Value,
+                    ptr.to_string(),
+                    kind,
+                    format!(
+                        "Invalid value: {len}: {} in body should have at least {limit} {}",
+                        pointer::to_field_path(ptr),
+                        size.noun()
+                    ),
+                );
             }
-            _ => {}
         }
     }
 
@@ -861,15 +931,7 @@ impl<'a> Walker<'a> {
         if compiled.transition && !optional_old && site.old.is_none() {
             return;
         }
-        let result = cel_rules::evaluate(compiled, site.schema, site.value, old_self());
-        let type_name = if schema::is_int_or_string(site.schema) {
-            "int-or-string"
-        } else {
-            match schema::type_of(site.schema) {
-                "" => json_type(site.value),
-                t => t,
-            }
-        };
+        let result = self::cel::evaluate(compiled, site.schema, site.value, old_self());
         let reason = rule
             .get("reason")
             .and_then(Value::as_str)
@@ -885,44 +947,17 @@ impl<'a> Walker<'a> {
                 return;
             }
             RuleResult::Error(e) => format!("{e} evaluating rule: {text}"),
-            RuleResult::Fail => {
-                let mut message = None;
-                if let Some(expr) = rule.get("messageExpression").and_then(Value::as_str) {
-                    match cel_rules::evaluate_message(expr, site.schema, site.value, old_self()) {
-                        Ok(m) if !m.trim().is_empty() => message = Some(m),
-                        Ok(_) => {}
-                        Err(e) => self.warn(truncate(
-                            &format!("crfix: messageExpression at {fp} not evaluated: {e}"),
-                            300,
-                        )),
-                    }
-                }
-                message
-                    .or_else(|| {
-                        rule.get("message")
-                            .and_then(Value::as_str)
-                            .filter(|m| !m.is_empty())
-                            .map(str::to_string)
-                    })
-                    .unwrap_or_else(|| format!("failed rule: {text}"))
-            }
+            RuleResult::Fail => self.failure_message(rule, site, text, &fp, old_self()),
         };
         let message = match reason.as_str() {
             "FieldValueRequired" => format!("Required value: {message}"),
             "FieldValueForbidden" => format!("Forbidden: {message}"),
             "FieldValueDuplicate" => format!("Duplicate value: {message}"),
-            _ => format!("Invalid value: \"{type_name}\": {message}"),
-        };
-        let pointer = match rule.get("fieldPath").and_then(Value::as_str) {
-            Some(fp) if !fp.is_empty() => match field_path_to_pointer(fp) {
-                Some(suffix) => format!("{}{suffix}", site.pointer),
-                None => site.pointer.clone(),
-            },
-            _ => site.pointer.clone(),
+            _ => format!("Invalid value: \"{}\": {message}", rule_type_name(site)),
         };
         self.push(
             Class::Cel,
-            pointer,
+            rule_pointer(rule, site),
             ErrorKind::Cel {
                 rule: text.to_string(),
                 reason,
@@ -930,6 +965,33 @@ impl<'a> Walker<'a> {
             },
             message,
         );
+    }
+
+    /// The message of a rule that evaluated to false: its `messageExpression`, else its
+    /// `message`, else the rule itself.
+    fn failure_message(
+        &mut self,
+        rule: &Value,
+        site: &CelSite<'a>,
+        text: &str,
+        fp: &str,
+        old_self: OldSelf<'_>,
+    ) -> String {
+        if let Some(expr) = rule.get("messageExpression").and_then(Value::as_str) {
+            match self::cel::evaluate_message(expr, site.schema, site.value, old_self) {
+                Ok(m) if !m.trim().is_empty() => return m,
+                Ok(_) => {}
+                Err(e) => self.warn(truncate(
+                    &format!("crfix: messageExpression at {fp} not evaluated: {e}"),
+                    300,
+                )),
+            }
+        }
+        rule.get("message")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("failed rule: {text}"))
     }
 }
 

@@ -1,5 +1,5 @@
 //! Evidence guardrails on an LLM's answer: the model may restate what the user wrote, never
-//! invent it (DESIGN section 5, point 4).
+//! invent it (docs/architecture.md, "Guardrails").
 //!
 //! Re-validation proves that a candidate is *valid*; it cannot see a valid value with the
 //! wrong meaning. A small model, measured with `make e2e-llm`, fills a missing package name
@@ -35,6 +35,7 @@ use serde_json::Value;
 use crate::guardrails::Violation;
 use crate::pointer;
 use crate::settings::Settings;
+use crate::text;
 
 /// Deepest nesting walked; deeper values are not checked (the schema bounds real objects far
 /// below this).
@@ -369,14 +370,11 @@ fn normalise_number(n: &str) -> String {
 }
 
 fn quote(v: &Value) -> String {
-    match v {
-        Value::String(s) => quote_str(s),
-        other => crate::response::truncate_chars(&other.to_string(), MAX_QUOTE_CHARS),
-    }
+    text::quote(v, MAX_QUOTE_CHARS)
 }
 
 fn quote_str(s: &str) -> String {
-    format!("{:?}", crate::response::truncate_chars(s, MAX_QUOTE_CHARS))
+    text::quote(&Value::String(s.to_string()), MAX_QUOTE_CHARS)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! Stage 6a: the chat messages that ask an LLM to repair an object, and their fitting into a
-//! Correction token (DESIGN section 6).
+//! Stage 5, the prompt: the chat messages that ask an LLM to repair an object, and their fitting
+//! into a Correction token (docs/architecture.md, "The Correction API").
 //!
 //! The prompt is deterministic (same input → same messages → same token, so the proxy's and
 //! policy-server's caches work) and compact (small CPU models answer faster with fewer tokens).
@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use crate::pointer;
 use crate::schema;
 use crate::settings::{AnswerFormat, Settings};
+use crate::text::{self, truncate_bytes};
 use crate::types::{ErrorKind, FieldError};
 
 /// The annotation `kubectl apply` writes: a second copy of the object, not shown to the LLM.
@@ -237,11 +238,7 @@ pub fn error_line(e: &FieldError) -> String {
 }
 
 fn line(s: &str) -> String {
-    let cleaned: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    escape_fence(&crate::response::truncate_chars(&cleaned, MAX_LINE_CHARS))
+    escape_fence(&text::one_line(s, MAX_LINE_CHARS))
 }
 
 fn compact(v: &Value) -> String {
@@ -252,10 +249,6 @@ fn compact(v: &Value) -> String {
 /// value can close the fenced block around the object.
 fn escape_fence(s: &str) -> String {
     s.replace('`', "\\u0060")
-}
-
-fn truncate_bytes(s: &str, max: usize) -> String {
-    crate::response::truncate_bytes(s, max)
 }
 
 /// The schema fragments for the error pointers, sorted by pointer: each error's own node
@@ -362,7 +355,7 @@ fn prune(node: &Value, depth: usize, description_chars: usize) -> Value {
                 if let Some(d) = v.as_str() {
                     out.insert(
                         k.clone(),
-                        Value::String(crate::response::truncate_chars(
+                        Value::String(crate::text::truncate_chars(
                             &d.split_whitespace().collect::<Vec<_>>().join(" "),
                             description_chars,
                         )),
@@ -415,7 +408,6 @@ fn prune(node: &Value, depth: usize, description_chars: usize) -> Value {
 /// The request for one attempt, and its token, trimmed until the token fits.
 #[derive(Debug, Clone)]
 pub struct Fitted {
-    pub request: CorrectionRequest,
     pub token: String,
     pub trim: Trim,
 }
@@ -441,11 +433,7 @@ pub fn fit(input: &PromptInput) -> Result<Fitted, TooLarge> {
         };
         let token = correction_api::encode_token(&request);
         if token.len() <= max {
-            return Ok(Fitted {
-                request,
-                token,
-                trim,
-            });
+            return Ok(Fitted { token, trim });
         }
         smallest = smallest.min(token.len());
     }
@@ -616,7 +604,10 @@ mod tests {
         assert_eq!(a.token, b.token);
         assert_eq!(a.trim, Trim::FULL);
         let decoded = correction_api::decode_token(&a.token, settings.llm.max_token_bytes).unwrap();
-        assert_eq!(decoded, a.request);
+        assert_eq!(
+            decoded.messages,
+            messages(&input(&settings, &schema, &object, &errors), a.trim)
+        );
         assert_eq!(decoded.max_tokens, settings.llm.max_tokens);
     }
 

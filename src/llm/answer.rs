@@ -1,4 +1,4 @@
-//! Stage 7a: turn an LLM answer (free text) into a whole candidate object.
+//! Stage 5, the answer: turn an LLM answer (free text) into a whole candidate object.
 //!
 //! Real models wrap JSON in fences, answer in YAML, add prose around the object, return only
 //! `spec`, or return an RFC 6902 patch. All of these are accepted; anything else is an
@@ -386,7 +386,7 @@ fn from_object(mut map: Map<String, Value>, given: &Value) -> Result<Value, Answ
                 .chars()
                 .map(|c| if c.is_control() { ' ' } else { c })
                 .collect();
-            return Err(AnswerError::Refused(crate::response::truncate_chars(
+            return Err(AnswerError::Refused(crate::text::truncate_chars(
                 why.trim(),
                 MAX_REFUSAL_CHARS,
             )));

@@ -14,13 +14,13 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use cel::common::types::{
+use ::cel::common::types::{
     CelBool, CelInt, CelOptional, CelString, INT_TYPE, LIST_TYPE, STRING_TYPE,
 };
-use cel::common::value::{CowVal, Val};
-use cel::objects::{Key, Map};
-use cel::parser::{Expression, PrattParser};
-use cel::{Context, Env, ExecutionError, Value as CelValue};
+use ::cel::common::value::{CowVal, Val};
+use ::cel::objects::{Key, Map};
+use ::cel::parser::{Expression, PrattParser};
+use ::cel::{Context, Env, ExecutionError, Value as CelValue};
 use serde_json::Value;
 
 use crate::schema;
@@ -45,6 +45,7 @@ pub mod regex {
         static CACHE: RefCell<HashMap<String, Compiled>> = RefCell::new(HashMap::new());
     }
 
+    #[cfg(test)]
     pub fn clear() {
         CACHE.with(|cache| cache.borrow_mut().clear());
     }
@@ -171,13 +172,6 @@ fn env(features: Features) -> Result<Arc<Env>, String> {
         envs.borrow_mut().insert(features, env.clone());
         Ok(env)
     })
-}
-
-/// Forgets the environments and the compiled regexes, as a fresh wasm instance would (for
-/// measurements).
-pub fn reset_caches() {
-    ENVS.with(|envs| envs.borrow_mut().clear());
-    regex::clear();
 }
 
 fn build_env(features: Features) -> Result<Env, cel::DeclarationError> {

@@ -31,7 +31,7 @@ pub struct Violation {
 }
 
 impl Violation {
-    fn new(pointer: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(pointer: &str, message: impl Into<String>) -> Self {
         Violation {
             pointer: pointer.to_string(),
             message: message.into(),
@@ -274,6 +274,11 @@ pub fn check_candidate(
             }
         }
     }
+    for op in &patch.0 {
+        if let Some(v) = number_made_text(original, op) {
+            violations.push(v);
+        }
+    }
     if operations > settings.max_patch_operations {
         violations.push(Violation::new(
             "",
@@ -313,6 +318,100 @@ pub fn check_candidate(
     } else {
         Err(violations)
     }
+}
+
+/// A number with a fraction replaced by a string that spells it: the number's digits as the
+/// user wrote them are lost before a webhook sees it (`1.10` arrives as 1.1), so the string
+/// may mean something else. Whatever proposes it, a rule or an LLM, it is refused.
+fn number_made_text(original: &Value, op: &json_patch::PatchOperation) -> Option<Violation> {
+    let json_patch::PatchOperation::Replace(replace) = op else {
+        return None;
+    };
+    let path = replace.path.as_str();
+    let Some(Value::Number(n)) = original.pointer(path) else {
+        return None;
+    };
+    if n.is_i64() || n.is_u64() || !spells(&replace.value, n.as_f64()?) {
+        return None;
+    }
+    Some(Violation::new(
+        path,
+        format!("the number {n} is not turned into a string: quote the value as you meant it, e.g. \"{n}\""),
+    ))
+}
+
+/// `value` is (or lists) a string that reads as the number `x` (`"1.1"`, `"1.10"`).
+fn spells(value: &Value, x: f64) -> bool {
+    match value {
+        Value::String(s) => s.trim().parse::<f64>().is_ok_and(|y| y == x),
+        Value::Array(items) => items.iter().any(|i| spells(i, x)),
+        _ => false,
+    }
+}
+
+/// An LLM answer may change only what had an error: a value at or under an erroring path, or
+/// a missing parent on the way to one (holding nothing but what leads there). Anything else
+/// (a new field nobody asked for, a list entry added elsewhere) is a violation, valid or not.
+pub fn check_scope(original: &Value, candidate: &Value, error_pointers: &[&str]) -> Vec<Violation> {
+    let in_scope = |p: &str| error_pointers.iter().any(|e| pointer::is_under(p, e));
+    let mut violations = Vec::new();
+    for op in &json_patch::diff(original, candidate).0 {
+        let (path, from) = operation_paths(op);
+        if path.is_empty() || pointer::is_under(path, "/metadata") {
+            // The root and metadata are check_candidate's.
+            continue;
+        }
+        let written = match op {
+            json_patch::PatchOperation::Add(a) => Some(&a.value),
+            json_patch::PatchOperation::Replace(r) => Some(&r.value),
+            _ => None,
+        };
+        let removed = match op {
+            json_patch::PatchOperation::Add(_) => None,
+            _ => original.pointer(path),
+        };
+        let on_the_way = error_pointers.iter().any(|e| pointer::is_under(e, path))
+            && written
+                .into_iter()
+                .chain(removed)
+                .flat_map(|v| leaf_pointers(v, path))
+                .all(|leaf| in_scope(&leaf));
+        for p in std::iter::once(path).chain(from) {
+            if !in_scope(p) && !on_the_way {
+                let v = Violation::new(
+                    p,
+                    "no error here: the answer may only change what is in error",
+                );
+                if !violations.contains(&v) {
+                    violations.push(v);
+                }
+            }
+        }
+    }
+    violations
+}
+
+/// The pointers of the leaves of `value` written at `at` (an empty object or list is a leaf).
+fn leaf_pointers(value: &Value, at: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![(at.to_string(), value)];
+    while let Some((p, v)) = stack.pop() {
+        match v {
+            Value::Object(map) if !map.is_empty() => {
+                stack.extend(map.iter().map(|(k, c)| (pointer::push(&p, k), c)));
+            }
+            Value::Array(items) if !items.is_empty() => {
+                stack.extend(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| (pointer::push(&p, &i.to_string()), c)),
+                );
+            }
+            _ => out.push(p),
+        }
+    }
+    out
 }
 
 fn operation_paths(op: &json_patch::PatchOperation) -> (&str, Option<&str>) {
@@ -479,6 +578,68 @@ mod tests {
         // Into (or out of) the inside of a protected subtree: never, whatever the name.
         assert!(check_relocation(&s, "/spec/name", "/spec/serviceAccount/name").is_err());
         assert!(check_relocation(&s, "/spec/serviceAccount/name", "/spec/name").is_err());
+    }
+
+    #[test]
+    fn a_number_with_a_fraction_never_becomes_text() {
+        let mut original = base();
+        original["spec"]["source"]["catalog"]["version"] = json!(1.1);
+        for text in [json!("1.1"), json!("1.10"), json!(["1.1"])] {
+            let mut candidate = original.clone();
+            candidate["spec"]["source"]["catalog"]["version"] = text.clone();
+            let v = check_candidate(&settings(), &original, &candidate).unwrap_err();
+            assert!(v[0].message.contains("quote the value"), "{text}: {v:?}");
+        }
+        let mut candidate = original.clone();
+        candidate["spec"]["source"]["catalog"]["version"] = json!(">=1.1.0");
+        assert!(check_candidate(&settings(), &original, &candidate).is_ok());
+        original["spec"]["source"]["catalog"]["version"] = json!(3);
+        let mut candidate = original.clone();
+        candidate["spec"]["source"]["catalog"]["version"] = json!("3");
+        assert!(check_candidate(&settings(), &original, &candidate).is_ok());
+    }
+
+    #[test]
+    fn llm_changes_stay_where_the_errors_are() {
+        let original = base();
+        let errors = ["/spec/source/catalog/packageName"];
+        let mut fixed = original.clone();
+        fixed["spec"]["source"]["catalog"]["packageName"] = json!("argocd");
+        assert!(check_scope(&original, &fixed, &errors).is_empty());
+        // Something nobody asked for, beside the fix or instead of it.
+        for (pointer, value) in [
+            (
+                "/spec/install",
+                json!({"preflight": {"crdUpgradeSafety": {"enforcement": "None"}}}),
+            ),
+            ("/spec/source/catalog/channels", json!(["evil-channel"])),
+            ("/spec/namespace", json!("kube-system")),
+        ] {
+            let mut extra = fixed.clone();
+            let (parent, key) = pointer::split_last(pointer).unwrap();
+            extra.pointer_mut(parent).unwrap()[key.as_str()] = value;
+            let v = check_scope(&original, &extra, &errors);
+            assert_eq!(v.len(), 1, "{pointer}: {v:?}");
+            assert!(v[0].pointer.starts_with(pointer), "{v:?}");
+        }
+        // A missing parent created on the way to the error holds only what leads there.
+        let mut no_catalog = original.clone();
+        no_catalog["spec"]["source"]
+            .as_object_mut()
+            .unwrap()
+            .remove("catalog");
+        let mut created = no_catalog.clone();
+        created["spec"]["source"]["catalog"] = json!({"packageName": "argocd"});
+        assert!(check_scope(&no_catalog, &created, &errors).is_empty());
+        created["spec"]["source"]["catalog"]["channels"] = json!(["x"]);
+        assert!(!check_scope(&no_catalog, &created, &errors).is_empty());
+        // Removing an erroring field, or the parent that holds only it.
+        let unknown = ["/spec/source/junk/inner"];
+        let mut junk = original.clone();
+        junk["spec"]["source"]["junk"] = json!({"inner": 1});
+        assert!(check_scope(&junk, &original, &unknown).is_empty());
+        junk["spec"]["source"]["junk"]["other"] = json!(2);
+        assert!(!check_scope(&junk, &original, &unknown).is_empty());
     }
 
     #[test]

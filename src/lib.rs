@@ -10,6 +10,8 @@
 //! parser (fuzzed from outside).
 
 mod crd;
+#[cfg(test)]
+mod fixtures;
 mod guardrails;
 mod host;
 mod llm;

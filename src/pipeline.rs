@@ -240,6 +240,11 @@ fn unfixable(
     repaired: &RepairOutcome,
     reason: String,
 ) -> Box<Outcome> {
+    let mut reason = reason;
+    for hint in &repaired.hints {
+        reason.push_str("; ");
+        reason.push_str(hint);
+    }
     Box::new(Outcome::Unfixable {
         findings,
         reason,

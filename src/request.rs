@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::settings::Settings;
+use crate::settings::{Object, Settings};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct GroupVersionKind {
@@ -57,7 +57,7 @@ struct Payload {
     #[serde(default)]
     request: Option<AdmissionRequest>,
     #[serde(default)]
-    settings: Option<Settings>,
+    settings: Option<Object<Settings>>,
 }
 
 /// Parses the `validate` payload: the request and the settings (defaults when absent),
@@ -66,7 +66,7 @@ struct Payload {
 pub fn parse_payload(payload: &[u8]) -> Result<(AdmissionRequest, Settings), String> {
     let Payload { request, settings } =
         serde_json::from_slice(payload).map_err(|e| explain(payload, e))?;
-    let settings = settings.unwrap_or_default();
+    let settings = settings.map(|Object(s)| s).unwrap_or_default();
     settings
         .validate_options()
         .map_err(|e| format!("invalid settings: {e}"))?;
@@ -121,6 +121,11 @@ mod tests {
         );
         let e = parse_payload(br#"{"settings":{}}"#).unwrap_err();
         assert_eq!(e, "the validate payload has no \"request\"");
+        let e = parse_payload(br#"{"request":{},"settings":["validate"]}"#).unwrap_err();
+        assert!(
+            e.starts_with("invalid settings: settings: invalid type: sequence"),
+            "{e}"
+        );
         let e = parse_payload(b"null").unwrap_err();
         assert!(e.starts_with("the validate payload is malformed"), "{e}");
         let e = parse_payload(br#"{"request":{},"settings":{"allowedPaths":[]}}"#).unwrap_err();

@@ -143,18 +143,11 @@ fn host_error(crd: &str, message: String) -> SchemaError {
 mod tests {
     use super::*;
     use crate::crd::check_inline_crd;
+    use crate::fixtures::crd_json as fixture_json;
     use crate::host::FnHost;
     use crate::request::{GroupVersionKind, GroupVersionResource};
     use serde_json::value::RawValue;
     use std::cell::RefCell;
-
-    const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/e2e-tests/fixtures/crds");
-
-    fn fixture_json(name: &str) -> String {
-        let text = std::fs::read_to_string(format!("{FIXTURES}/{name}")).expect("fixture");
-        let value: Value = serde_yaml_ng::from_str(&text).expect("yaml");
-        serde_json::to_string(&value).expect("json")
-    }
 
     fn request(group: &str, version: &str, kind: &str, resource: &str) -> AdmissionRequest {
         AdmissionRequest {

@@ -2,8 +2,13 @@
 //!
 //! Unknown keys are an error: a misspelt setting must not silently fall back to a default.
 
+use std::fmt;
+use std::marker::PhantomData;
+
 use kubewarden_policy_sdk::settings::Validatable;
-use serde::{Deserialize, Serialize};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
 /// What crfix does with an invalid object.
@@ -113,7 +118,38 @@ pub struct Settings {
     /// Report and repair unknown fields (the API server prunes them before webhooks see
     /// them, but `kwctl`, audit scans and preserve-unknown subtrees deliver them).
     pub reject_unknown_fields: bool,
+    #[serde(deserialize_with = "object")]
     pub llm: LlmSettings,
+}
+
+/// A value that may only be given as a JSON object. serde reads a struct from an array too,
+/// by position: `["validate"]` would be `mode: validate`, and an array could silently empty a
+/// list such as `protectedPaths`.
+#[derive(Debug)]
+pub struct Object<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        object(deserializer).map(Object)
+    }
+}
+
+fn object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<T, D::Error> {
+    struct ObjectVisitor<T>(PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(MapAccessDeserializer::new(map))
+        }
+    }
+
+    deserializer.deserialize_map(ObjectVisitor(PhantomData))
 }
 
 pub const DEFAULT_MAX_PATCH_OPERATIONS: usize = 20;
@@ -222,18 +258,20 @@ impl Settings {
 pub fn parse(payload: &[u8]) -> Result<Settings, String> {
     // Settings are parsed on every evaluation: the plain parser first, and the slower
     // path-tracking one only to explain an error.
-    if let Ok(settings) = serde_json::from_slice(payload) {
+    if let Ok(Object(settings)) = serde_json::from_slice(payload) {
         return Ok(settings);
     }
     let de = &mut serde_json::Deserializer::from_slice(payload);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        if path == "." {
-            format!("settings: {}", e.inner())
-        } else {
-            format!("settings.{path}: {}", e.inner())
-        }
-    })
+    serde_path_to_error::deserialize(de)
+        .map(|Object(s)| s)
+        .map_err(|e| {
+            let path = e.path().to_string();
+            if path == "." {
+                format!("settings: {}", e.inner())
+            } else {
+                format!("settings.{path}: {}", e.inner())
+            }
+        })
 }
 
 #[cfg(test)]
@@ -258,6 +296,20 @@ mod tests {
         assert!(e.contains("modee"), "{e}");
         let e = parse(br#"{"llm":{"maxAttempt":3}}"#).unwrap_err();
         assert!(e.contains("llm") && e.contains("maxAttempt"), "{e}");
+    }
+
+    #[test]
+    fn settings_are_objects_never_arrays() {
+        let e = parse(br#"["validate"]"#).unwrap_err();
+        assert!(
+            e.starts_with("settings: invalid type: sequence, expected a JSON object"),
+            "{e}"
+        );
+        let e = parse(br#"{"llm":[true, 3]}"#).unwrap_err();
+        assert!(e.starts_with("settings.llm: invalid type: sequence"), "{e}");
+        let e = parse(b"42").unwrap_err();
+        assert!(e.contains("expected a JSON object"), "{e}");
+        assert!(parse(br#"{"llm":{}}"#).is_ok());
     }
 
     #[test]

@@ -56,6 +56,49 @@ pub fn crd_fixture(name: &str) -> Value {
     }
 }
 
+/// `base` with the keys of `extra` (an object) added or overriding; `llm` is merged key by key.
+pub fn merge_settings(mut base: Value, extra: Value) -> Value {
+    let Value::Object(extra) = extra else {
+        return base;
+    };
+    for (key, value) in extra {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Object(inner)), Value::Object(more)) if key == "llm" => inner.extend(more),
+            (_, value) => base[key.as_str()] = value,
+        }
+    }
+    base
+}
+
+/// The README's ClusterExtension, applied with `kubectl apply --validate=false`: `catalog`
+/// lacks `packageName`, which no rule can know; `source_type` as the user spelt it.
+pub fn readme_cluster_extension(source_type: &str) -> Value {
+    json!({
+        "apiVersion": "olm.operatorframework.io/v1",
+        "kind": "ClusterExtension",
+        "metadata": {
+            "name": "argocd",
+            "labels": {"app.kubernetes.io/name": "argocd-operator"}
+        },
+        "spec": {
+            "namespace": "argocd",
+            "serviceAccount": {"name": "argocd-installer"},
+            "source": {
+                "sourceType": source_type,
+                "catalog": {"version": ">=0.13.0, <0.14.0"}
+            }
+        }
+    })
+}
+
+/// Test cases for a property test: `PROPTEST_CASES`, else `default_cases`.
+pub fn proptest_cases(default_cases: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(default_cases)
+}
+
 /// Settings with `schemaSource: inline` and these CRDs; the keys of `extra` (an object) are
 /// added or override.
 pub fn inline_settings(crds: &[Value], extra: Value) -> Value {

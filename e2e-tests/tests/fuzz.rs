@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use crfix_e2e_tests::valid_cluster_extension as valid_ce;
 use crfix_e2e_tests::{
     admission_request, check_settings_response, check_validation_response, crd_fixture,
-    inline_settings, PolicyHost,
+    inline_settings, proptest_cases, PolicyHost,
 };
 
 const REPAIR_ANNOTATION_POINTER: &str = "/metadata/annotations/crfix.dev~1repair";
@@ -33,12 +33,8 @@ fn ce_crd() -> &'static Value {
 }
 
 fn config(default_cases: u32) -> Config {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default_cases);
     Config {
-        cases,
+        cases: proptest_cases(default_cases),
         failure_persistence: None,
         ..Config::default()
     }

@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 
 use crfix_e2e_tests::{
     admission_request, callback_failure, check_validation_response, crd_fixture, inline_settings,
-    object_in_user_message, GetResourceCall, PolicyHost,
+    merge_settings, object_in_user_message, proptest_cases, readme_cluster_extension,
+    GetResourceCall, PolicyHost,
 };
 
 const CE_V1: &str = "clusterextensions.olm.operatorframework.io.v1";
@@ -29,36 +30,12 @@ fn host() -> PolicyHost {
 /// The README scenario: a typo crfix's rules fix (`catalog`) and a package name they cannot
 /// know.
 fn readme_object() -> Value {
-    json!({
-        "apiVersion": "olm.operatorframework.io/v1",
-        "kind": "ClusterExtension",
-        "metadata": {
-            "name": "argocd",
-            "labels": {"app.kubernetes.io/name": "argocd-operator"}
-        },
-        "spec": {
-            "namespace": "argocd",
-            "serviceAccount": {"name": "argocd-installer"},
-            "source": {
-                "sourceType": "catalog",
-                "catalog": {"version": ">=0.13.0, <0.14.0"}
-            }
-        }
-    })
+    readme_cluster_extension("catalog")
 }
 
 fn settings(extra: Value) -> Value {
-    let mut llm = json!({"enabled": true});
-    let mut rest = extra;
-    if let Some(more) = rest.as_object_mut().and_then(|m| m.remove("llm")) {
-        if let (Some(l), Some(m)) = (llm.as_object_mut(), more.as_object()) {
-            l.extend(m.clone());
-        }
-    }
-    if let Some(r) = rest.as_object_mut() {
-        r.insert("llm".into(), llm);
-    }
-    inline_settings(&[crd_fixture(CE_V1)], rest)
+    let base = inline_settings(&[crd_fixture(CE_V1)], json!({"llm": {"enabled": true}}));
+    merge_settings(base, extra)
 }
 
 /// What the double saw and how it answers call `n` (0-based).
@@ -507,12 +484,8 @@ fn llm_disabled_never_calls() {
 }
 
 fn config(default_cases: u32) -> Config {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(default_cases);
     Config {
-        cases,
+        cases: proptest_cases(default_cases),
         failure_persistence: None,
         ..Config::default()
     }

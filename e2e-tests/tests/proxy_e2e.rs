@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 
 use crfix_e2e_tests::aggregator::AggregatorClient;
 use crfix_e2e_tests::{
-    admission_request, crd_fixture, inline_settings, object_in_user_message, PolicyHost,
+    admission_request, crd_fixture, inline_settings, merge_settings, object_in_user_message,
+    readme_cluster_extension, PolicyHost,
 };
 
 const CE_V1: &str = "clusterextensions.olm.operatorframework.io.v1";
@@ -59,43 +60,17 @@ fn road(proxy_args: &[(&str, &str)]) -> Road {
     }
 }
 
-/// The README scenario: applied with `kubectl apply --validate=false`, so the API server's
-/// client-side checks did not stop it; `catalog` lacks `packageName`, which no rule can know.
+/// The README scenario, after the API server's client-side checks were skipped.
 fn readme_object() -> Value {
-    json!({
-        "apiVersion": "olm.operatorframework.io/v1",
-        "kind": "ClusterExtension",
-        "metadata": {
-            "name": "argocd",
-            "labels": {"app.kubernetes.io/name": "argocd-operator"}
-        },
-        "spec": {
-            "namespace": "argocd",
-            "serviceAccount": {"name": "argocd-installer"},
-            "source": {
-                "sourceType": "Catalog",
-                "catalog": {"version": ">=0.13.0, <0.14.0"}
-            }
-        }
-    })
+    readme_cluster_extension("Catalog")
 }
 
 fn settings(extra: Value) -> Value {
-    let mut settings = inline_settings(&[crd_fixture(CE_V1)], json!({"mode": "fix"}));
-    let llm = json!({"enabled": true, "maxAttempts": 2});
-    settings["llm"] = llm;
-    if let Value::Object(extra) = extra {
-        for (k, v) in extra {
-            if k == "llm" {
-                if let (Some(l), Some(v)) = (settings["llm"].as_object_mut(), v.as_object()) {
-                    l.extend(v.clone());
-                }
-            } else {
-                settings[k] = v;
-            }
-        }
-    }
-    settings
+    let base = inline_settings(
+        &[crd_fixture(CE_V1)],
+        json!({"mode": "fix", "llm": {"enabled": true, "maxAttempts": 2}}),
+    );
+    merge_settings(base, extra)
 }
 
 /// The object shown to the model: the fenced JSON block of the first user message (later

@@ -42,9 +42,23 @@ pub enum AnswerError {
 /// Longest refusal reason kept.
 const MAX_REFUSAL_CHARS: usize = 200;
 
+/// A candidate object, and the number of JSON Patch operations the answer wrote to make it
+/// (0 for an answer that is an object): an answer is bounded as written, not only by the
+/// difference it makes.
+#[derive(Debug)]
+pub struct Parsed {
+    pub object: Value,
+    pub operations: usize,
+}
+
 /// Parses `text` into a whole candidate object, using `given` (the object the LLM was shown)
 /// for what a partial answer leaves out.
 pub fn parse_answer(text: &str, given: &Value) -> Result<Value, AnswerError> {
+    parse(text, given).map(|parsed| parsed.object)
+}
+
+/// [`parse_answer`], with the number of operations the answer wrote.
+pub fn parse(text: &str, given: &Value) -> Result<Parsed, AnswerError> {
     if text.len() > MAX_ANSWER_BYTES {
         return Err(AnswerError::TooLarge(text.len()));
     }
@@ -261,10 +275,16 @@ fn balanced_end(bytes: &[u8]) -> Option<usize> {
 }
 
 /// Turns one parsed value into a whole candidate object.
-fn interpret(value: Value, given: &Value) -> Result<Value, AnswerError> {
+fn interpret(value: Value, given: &Value) -> Result<Parsed, AnswerError> {
     match value {
-        Value::Array(ops) => apply_patch(ops, given),
-        Value::Object(map) => from_object(map, given),
+        Value::Array(ops) => {
+            let operations = ops.len();
+            apply_patch(ops, given).map(|object| Parsed { object, operations })
+        }
+        Value::Object(map) => from_object(map, given).map(|object| Parsed {
+            object,
+            operations: 0,
+        }),
         other => Err(AnswerError::Unrecognised(format!(
             "a {} value",
             json_type(&other)

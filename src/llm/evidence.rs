@@ -258,40 +258,84 @@ fn scalar_text(v: &Value) -> String {
 
 /// The user's text, indexed for [`first_unsupported`].
 struct Evidence {
-    /// Letters and digits only, lower case, every source one after another (separated).
-    squashed: String,
+    /// Every word of every source.
+    words: BTreeSet<String>,
+    /// Each source's words in order, for words written together (`self-certified`,
+    /// `SelfCertified` → `selfcertified`).
+    sequences: Vec<Vec<String>>,
     numbers: BTreeSet<String>,
     operators: BTreeSet<String>,
 }
 
 impl Evidence {
     fn new<'a>(texts: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut squashed = String::new();
-        let mut all_numbers = BTreeSet::new();
-        let mut all_operators = BTreeSet::new();
+        let mut evidence = Evidence {
+            words: BTreeSet::new(),
+            sequences: Vec::new(),
+            numbers: BTreeSet::new(),
+            operators: BTreeSet::new(),
+        };
         for text in texts {
-            all_operators.extend(operators(text));
-            squashed.extend(
-                text.chars()
-                    .filter(|c| c.is_alphanumeric())
-                    .flat_map(char::to_lowercase),
-            );
-            squashed.push('\u{1f}');
-            all_numbers.extend(numbers(text));
+            evidence.operators.extend(operators(text));
+            evidence.numbers.extend(numbers(text));
+            let tokens = tokens(text);
+            evidence.words.extend(tokens.iter().cloned());
+            if tokens.len() > 1 {
+                evidence.sequences.push(tokens);
+            }
         }
-        Evidence {
-            squashed,
-            numbers: all_numbers,
-            operators: all_operators,
-        }
+        evidence
     }
+
+    /// `word` is one of the user's words, or consecutive words of one text written together;
+    /// never a part of a word (`none` is not in `nonexistent`).
+    fn has_word(&self, word: &str) -> bool {
+        self.words.contains(word) || self.sequences.iter().any(|tokens| joins(tokens, word))
+    }
+}
+
+/// Some run of consecutive `tokens` spells `word` exactly.
+fn joins(tokens: &[String], word: &str) -> bool {
+    (0..tokens.len()).any(|start| {
+        let mut rest = word;
+        for token in &tokens[start..] {
+            match rest.strip_prefix(token.as_str()) {
+                Some("") => return true,
+                Some(r) => rest = r,
+                None => return false,
+            }
+        }
+        false
+    })
+}
+
+/// The words of the user's text: runs of letters, split where a lower-case letter meets an
+/// upper-case one (`SelfCertified` → `self`, `certified`), lower case.
+fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for run in text
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|r| !r.is_empty())
+    {
+        let mut current = String::new();
+        let mut previous_lower = false;
+        for c in run.chars() {
+            if c.is_uppercase() && previous_lower {
+                out.push(std::mem::take(&mut current));
+            }
+            previous_lower = c.is_lowercase();
+            current.extend(c.to_lowercase());
+        }
+        out.push(current);
+    }
+    out
 }
 
 /// The first word, number or operator of `text` that none of `sources` contains.
 fn first_unsupported(sources: &[&Evidence], text: &str) -> Option<String> {
     if let Some(w) = words(text)
         .into_iter()
-        .find(|w| !sources.iter().any(|e| e.squashed.contains(w.as_str())))
+        .find(|w| !sources.iter().any(|e| e.has_word(w)))
     {
         return Some(w);
     }

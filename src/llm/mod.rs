@@ -59,6 +59,12 @@ pub fn correct(
 ) -> LlmOutcome {
     let settings = ctx.settings;
     let shown = prompt::for_prompt(object);
+    let judge = Judge {
+        ctx,
+        given: object,
+        shown: &shown,
+        error_pointers: outcome.errors.iter().map(|e| e.pointer.as_str()).collect(),
+    };
     let mut feedback: Option<Feedback> = None;
     let mut previous: Option<Value> = None;
     let mut reasons: Vec<String> = Vec::new();
@@ -101,7 +107,7 @@ pub fn correct(
                 fitted.token.len()
             ),
         );
-        match judge(ctx, object, &shown, &status.content, previous.as_ref()) {
+        match judge.judge(&status.content, previous.as_ref()) {
             Ok(candidate) => {
                 let changes = llm_changes(object, &candidate, &status.model);
                 return LlmOutcome::Fixed {
@@ -150,82 +156,120 @@ struct Rejected {
     partial: Option<Value>,
 }
 
-/// Parses an answer and checks the candidate: guardrails against the object given, then full
-/// re-validation. A patch is tried on `previous` (the last attempt's guardrail-clean but
-/// invalid candidate) first, then on the object given; either way the result is judged
-/// against the object given.
-fn judge(
-    ctx: &RepairContext,
-    given: &Value,
-    shown: &Value,
-    content: &str,
-    previous: Option<&Value>,
-) -> Result<Value, Box<Rejected>> {
-    let Some(previous) = previous else {
-        return judge_on(ctx, given, shown, content, given);
-    };
-    let on_previous = match judge_on(ctx, given, shown, content, previous) {
-        Ok(candidate) => return Ok(candidate),
-        Err(rejected) => rejected,
-    };
-    judge_on(ctx, given, shown, content, given).map_err(|on_given| {
-        if on_previous.parsed {
-            on_previous
-        } else {
-            on_given
-        }
-    })
+/// What an answer is judged against: the object the LLM was given (and shown), and the
+/// errors it was asked to fix.
+struct Judge<'c, 'a> {
+    ctx: &'c RepairContext<'a>,
+    given: &'c Value,
+    shown: &'c Value,
+    /// Where the errors are: an answer may change nothing else.
+    error_pointers: Vec<&'c str>,
 }
 
-fn judge_on(
-    ctx: &RepairContext,
-    given: &Value,
-    shown: &Value,
-    content: &str,
-    base: &Value,
-) -> Result<Value, Box<Rejected>> {
-    let mut candidate = match answer::parse_answer(content, base) {
-        Ok(c) => c,
-        Err(e) => {
-            let final_ = matches!(e, AnswerError::Refused(_));
+impl Judge<'_, '_> {
+    /// Parses an answer and checks the candidate: guardrails against the object given, then
+    /// full re-validation. A patch is tried on `previous` (the last attempt's guardrail-clean
+    /// but invalid candidate) first, then on the object given; either way the result is
+    /// judged against the object given.
+    fn judge(&self, content: &str, previous: Option<&Value>) -> Result<Value, Box<Rejected>> {
+        let Some(previous) = previous else {
+            return self.judge_on(content, self.given);
+        };
+        let on_previous = match self.judge_on(content, previous) {
+            Ok(candidate) => return Ok(candidate),
+            Err(rejected) => rejected,
+        };
+        self.judge_on(content, self.given).map_err(|on_given| {
+            if on_previous.parsed {
+                on_previous
+            } else {
+                on_given
+            }
+        })
+    }
+
+    fn judge_on(&self, content: &str, base: &Value) -> Result<Value, Box<Rejected>> {
+        let (ctx, given) = (self.ctx, self.given);
+        let parsed = match answer::parse(content, base) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                let final_ = matches!(e, AnswerError::Refused(_));
+                return Err(Box::new(Rejected {
+                    summary: e.to_string(),
+                    feedback: Feedback::new(
+                        content,
+                        vec![format!("<answer> | format | {e}")],
+                        vec![],
+                    ),
+                    final_,
+                    parsed: false,
+                    partial: None,
+                }));
+            }
+        };
+        let mut candidate = parsed.object;
+        restore_hidden_metadata(&mut candidate, given, self.shown);
+        if candidate == *given {
             return Err(Box::new(Rejected {
-                summary: e.to_string(),
-                feedback: Feedback::new(content, vec![format!("<answer> | format | {e}")], vec![]),
-                final_,
-                parsed: false,
+                summary: "the answer changes nothing".into(),
+                feedback: Feedback::new(
+                    content,
+                    vec!["<answer> | unchanged | the answer is the object as given; the errors remain"
+                        .into()],
+                    vec![],
+                ),
+                final_: false,
+                parsed: true,
                 partial: None,
             }));
         }
-    };
-    restore_hidden_metadata(&mut candidate, given, shown);
-    if candidate == *given {
-        return Err(Box::new(Rejected {
-            summary: "the answer changes nothing".into(),
-            feedback: Feedback::new(
-                content,
-                vec![
-                    "<answer> | unchanged | the answer is the object as given; the errors remain"
-                        .into(),
-                ],
-                vec![],
-            ),
-            final_: false,
-            parsed: true,
-            partial: None,
-        }));
-    }
-    let mut guard = guardrails::check_candidate(ctx.settings, given, &candidate);
-    let unsupported = evidence::check(ctx.settings, given, ctx.old_object, &candidate);
-    if !unsupported.is_empty() {
-        match &mut guard {
-            Ok(_) => guard = Err(unsupported),
-            Err(violations) => violations.extend(unsupported),
+        let mut violations = match guardrails::check_candidate(ctx.settings, given, &candidate) {
+            Ok(_) => Vec::new(),
+            Err(violations) => violations,
+        };
+        if parsed.operations > ctx.settings.max_patch_operations {
+            violations.push(guardrails::Violation::new(
+                "",
+                format!(
+                    "the answer has {} patch operations, more than maxPatchOperations ({})",
+                    parsed.operations, ctx.settings.max_patch_operations
+                ),
+            ));
         }
+        violations.extend(guardrails::check_scope(
+            given,
+            &candidate,
+            &self.error_pointers,
+        ));
+        violations.extend(evidence::check(
+            ctx.settings,
+            given,
+            ctx.old_object,
+            &candidate,
+        ));
+        let validation = validation::validate(ctx.schema, &candidate, ctx.old_object, ctx.options);
+        if violations.is_empty() && validation.is_valid() {
+            return Ok(candidate);
+        }
+        Err(Box::new(rejected(
+            content,
+            candidate,
+            &violations,
+            validation,
+        )))
     }
-    let validation = validation::validate(ctx.schema, &candidate, ctx.old_object, ctx.options);
+}
+
+/// A parsed candidate that broke guardrails or is still invalid.
+fn rejected(
+    content: &str,
+    candidate: Value,
+    violations: &[guardrails::Violation],
+    validation: crate::types::ValidationOutcome,
+) -> Rejected {
     let mut problems: Vec<String> = Vec::new();
     let mut summary: Vec<String> = Vec::new();
-    if let Err(violations) = &guard {
+    if !violations.is_empty() {
         for v in violations {
             problems.push(format!("{} | guardrail | {}", v.pointer, v.message));
         }
@@ -245,22 +289,15 @@ fn judge_on(
             crate::types::error_lines(&validation.errors).join("; ")
         ));
     }
-    if problems.is_empty() {
-        return Ok(candidate);
-    }
-    let partial = guard.is_ok().then_some(candidate);
-    Err(Box::new(Rejected {
+    Rejected {
         summary: summary.join(", "),
         feedback: Feedback::new(content, problems, validation.errors),
         final_: false,
         parsed: true,
-        partial,
-    }))
+        partial: violations.is_empty().then_some(candidate),
+    }
 }
 
-/// The LLM saw the object without managed fields and the last-applied annotation; an answer
-/// that left the rest of metadata as shown (give or take empty maps) gets the real metadata
-/// back.
 fn restore_hidden_metadata(candidate: &mut Value, given: &Value, shown: &Value) {
     let (Some(c), Some(s), Some(g)) = (
         candidate.get("metadata"),

@@ -118,6 +118,16 @@ fn run(
     settings: &Settings,
     answers: &[Result<String, String>],
 ) -> (LlmOutcome, Vec<CorrectionRequest>) {
+    run_on(settings, &given(), &outcome(), answers)
+}
+
+/// [`run`] on another object and its errors.
+fn run_on(
+    settings: &Settings,
+    given: &Value,
+    errors: &ValidationOutcome,
+    answers: &[Result<String, String>],
+) -> (LlmOutcome, Vec<CorrectionRequest>) {
     let schema = schema();
     let seen: RefCell<Vec<CorrectionRequest>> = RefCell::new(Vec::new());
     let host = FnHost(|req: &GetResourceRequest| {
@@ -147,7 +157,7 @@ fn run(
             report_unknown_fields: true,
         },
     };
-    let out = correct(&ctx, &host, &given(), &outcome());
+    let out = correct(&ctx, &host, given, errors);
     (out, seen.into_inner())
 }
 
@@ -341,37 +351,87 @@ fn an_invalid_candidate_is_fed_back_with_its_errors() {
 }
 
 #[test]
+fn max_patch_operations_bounds_the_answer_as_written() {
+    // 25 operations whose net effect is one: the answer as written counts, not its diff.
+    let mut ops = vec![json!(
+        {"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"}
+    )];
+    for _ in 0..12 {
+        ops.push(json!({"op": "add", "path": "/spec/source/catalog/channels", "value": ["x"]}));
+        ops.push(json!({"op": "remove", "path": "/spec/source/catalog/channels"}));
+    }
+    assert_eq!(ops.len(), 25);
+    let (out, _) = run(&settings(1), &[ok(Value::Array(ops.clone()).to_string())]);
+    let LlmOutcome::Failed { reasons, .. } = &out else {
+        panic!("{out:?}")
+    };
+    assert!(reasons[0].contains("25 patch operations"), "{reasons:?}");
+    let mut allowed = settings(1);
+    allowed.max_patch_operations = 25;
+    let (out, _) = run(&allowed, &[ok(Value::Array(ops).to_string())]);
+    assert!(matches!(&out, LlmOutcome::Fixed { .. }), "{out:?}");
+}
+
+#[test]
 fn a_second_patch_builds_on_the_first_candidate() {
-    // Attempt 1 supplies the package but breaks the version; attempt 2 mends only the version,
-    // as a patch to its own previous result (how a small model answers the feedback).
+    // Two errors: the package is missing and the version too long. Attempt 1 supplies the
+    // package only; attempt 2 mends only the version, as a patch to its own previous result
+    // (how a small model answers the feedback).
     let too_long = format!(">=3.0, <3.6{}", " ".repeat(70));
+    let mut broken = given();
+    broken["spec"]["source"]["catalog"]["version"] = json!(too_long);
+    let mut errors = outcome();
+    errors.errors.push(FieldError {
+        pointer: "/spec/source/catalog/version".into(),
+        kind: ErrorKind::MaxLength { limit: 64 },
+        message: "Too long: may not be more than 64 bytes".into(),
+    });
     let first = json!([
-        {"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"},
-        {"op": "replace", "path": "/spec/source/catalog/version", "value": too_long}
+        {"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"}
     ]);
     let second = json!([
         {"op": "replace", "path": "/spec/source/catalog/version", "value": ">=3.0, <3.6"}
     ]);
-    let (out, _) = run(
+    let (out, _) = run_on(
         &settings(2),
+        &broken,
+        &errors,
         &[ok(first.to_string()), ok(second.to_string())],
     );
     assert!(
         matches!(&out, LlmOutcome::Fixed { attempts: 2, object, .. } if *object == fixed()),
         "{out:?}"
     );
-    // A patch that only applies to the object as given is still taken that way.
+    // A patch that only applies to the object as given is still taken that way: attempt 1
+    // mended the version, and attempt 2's `test` holds only on the object as given.
+    let version_only = json!([
+        {"op": "replace", "path": "/spec/source/catalog/version", "value": ">=3.0, <3.6"}
+    ]);
     let whole = json!([
+        {"op": "test", "path": "/spec/source/catalog/version", "value": too_long},
+        {"op": "replace", "path": "/spec/source/catalog/version", "value": ">=3.0, <3.6"},
         {"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"}
     ]);
-    let (out, _) = run(
+    let (out, _) = run_on(
         &settings(2),
-        &[ok(first.to_string()), ok(whole.to_string())],
+        &broken,
+        &errors,
+        &[ok(version_only.to_string()), ok(whole.to_string())],
     );
     assert!(
         matches!(&out, LlmOutcome::Fixed { attempts: 2, object, .. } if *object == fixed()),
         "{out:?}"
     );
+    // A first answer that changes what had no error is never built on.
+    let out_of_scope = json!([
+        {"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"},
+        {"op": "replace", "path": "/spec/source/catalog/version", "value": too_long}
+    ]);
+    let (out, _) = run(
+        &settings(2),
+        &[ok(out_of_scope.to_string()), ok(second.to_string())],
+    );
+    assert!(matches!(&out, LlmOutcome::Failed { .. }), "{out:?}");
     // A candidate that broke a guardrail is never built on.
     let hostile = json!([
         {"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"},

@@ -5,6 +5,29 @@ use serde_json::{Number, Value};
 /// Integers beyond this are not exactly representable as `f64`.
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_992.0;
 
+/// Why `value` must never become a string: a number with a fraction has lost the way it was
+/// written before a webhook sees it (YAML reads `1.10` as 1.1, and kubectl sends JSON), so the
+/// string made of it may mean something else (`"1.1"` is another version range than `"1.10"`).
+pub fn lost_text(value: &Value, expected: &str) -> Option<String> {
+    let n = match value {
+        Value::Array(items) if items.len() == 1 && expected != "array" => {
+            return lost_text(&items[0], expected)
+        }
+        Value::Number(n) if is_fraction(n) => n,
+        _ => return None,
+    };
+    matches!(expected, "string" | "int-or-string").then(|| {
+        format!(
+            "the number {n} is not turned into a string: how it was written is lost (YAML reads 1.10 as 1.1); quote the value as you meant it, e.g. \"{n}\""
+        )
+    })
+}
+
+/// A number that JSON carries as a float: its digits as written are gone.
+pub fn is_fraction(n: &Number) -> bool {
+    !(n.is_i64() || n.is_u64())
+}
+
 /// `value` as the schema type `expected`, when nothing is lost on the way.
 pub fn coerce(value: &Value, expected: &str) -> Option<Value> {
     match (expected, value) {
@@ -19,7 +42,7 @@ pub fn coerce(value: &Value, expected: &str) -> Option<Value> {
                 coerce(item, expected)
             }
         }
-        ("string", Value::Number(n)) => Some(Value::String(n.to_string())),
+        ("string", Value::Number(n)) if !is_fraction(n) => Some(Value::String(n.to_string())),
         ("string", Value::Bool(b)) => Some(Value::String(b.to_string())),
         ("integer", Value::String(s)) => parse_integer(s.trim()),
         ("integer", Value::Number(n)) => integral(n),
@@ -29,9 +52,7 @@ pub fn coerce(value: &Value, expected: &str) -> Option<Value> {
             "false" => Some(Value::Bool(false)),
             _ => None,
         },
-        ("int-or-string", Value::Number(n)) => {
-            integral(n).or_else(|| Some(Value::String(n.to_string())))
-        }
+        ("int-or-string", Value::Number(n)) => integral(n),
         ("int-or-string", Value::Bool(b)) => Some(Value::String(b.to_string())),
         ("array", Value::String(_) | Value::Number(_) | Value::Bool(_)) => {
             Some(Value::Array(vec![value.clone()]))
@@ -96,8 +117,8 @@ mod tests {
 
     #[test]
     fn lossless_coercions() {
-        assert_eq!(coerce(&json!(1.2), "string"), Some(json!("1.2")));
         assert_eq!(coerce(&json!(3), "string"), Some(json!("3")));
+        assert_eq!(coerce(&json!(-3), "string"), Some(json!("-3")));
         assert_eq!(coerce(&json!(true), "string"), Some(json!("true")));
         assert_eq!(coerce(&json!("42"), "integer"), Some(json!(42)));
         assert_eq!(coerce(&json!(" 42 "), "integer"), Some(json!(42)));
@@ -113,6 +134,25 @@ mod tests {
             Some(json!("Catalog"))
         );
         assert_eq!(coerce(&json!(["3"]), "integer"), Some(json!(3)));
+    }
+
+    #[test]
+    fn numbers_with_a_fraction_never_become_strings() {
+        // `version: 1.10` reaches a webhook as 1.1: "1.1" would be another version range.
+        for (value, expected) in [
+            (json!(1.1), "string"),
+            (json!(1.2), "int-or-string"),
+            (json!([1.1]), "string"),
+            (json!(1.0), "string"),
+            (json!(1e300), "string"),
+        ] {
+            assert_eq!(coerce(&value, expected), None, "{value} as {expected}");
+            let hint = lost_text(&value, expected).expect("a hint");
+            assert!(hint.contains("quote the value"), "{hint}");
+        }
+        assert_eq!(lost_text(&json!(3), "string"), None);
+        assert_eq!(lost_text(&json!(1.5), "number"), None);
+        assert_eq!(lost_text(&json!(true), "string"), None);
     }
 
     #[test]

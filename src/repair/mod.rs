@@ -57,6 +57,8 @@ pub struct RepairOutcome {
     pub validation: ValidationOutcome,
     /// Repairs considered but not applied, and why (ambiguous, guardrail, ...).
     pub refused: Vec<String>,
+    /// What only the user can do, for the rejection message (e.g. quote a number).
+    pub hints: Vec<String>,
 }
 
 /// What a repair does to the value at its path.
@@ -154,6 +156,7 @@ pub fn repair_with(
         index: None,
         tried: HashSet::new(),
         refused: Vec::new(),
+        hints: Vec::new(),
     };
     let mut current = object.clone();
     let mut validation = initial.clone();
@@ -214,6 +217,7 @@ pub fn repair_with(
         changes,
         validation,
         refused: engine.refused,
+        hints: engine.hints,
     }
 }
 
@@ -253,6 +257,7 @@ fn undo(object: &mut Value, applied: &Applied) {
 struct Engine<'c, 'a> {
     ctx: &'c RepairContext<'a>,
     index: Option<relocate::SchemaIndex>,
+    hints: Vec<String>,
     /// Proposals refused or undone: never tried again.
     tried: HashSet<String>,
     refused: Vec<String>,
@@ -394,6 +399,14 @@ impl Engine<'_, '_> {
             }
             ErrorKind::Type { expected } => {
                 let value = object.pointer(at)?;
+                if let Some(hint) = coerce::lost_text(value, expected) {
+                    let hint = format!("{}: {hint}", error.field_path());
+                    self.refuse(format!("not repaired {at}: {hint}"));
+                    if !self.hints.contains(&hint) {
+                        self.hints.push(hint);
+                    }
+                    return None;
+                }
                 let new = coerce::coerce(value, expected)?;
                 let reason = if expected == "array" {
                     "a single value where a list is expected"

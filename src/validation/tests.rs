@@ -1,35 +1,7 @@
 use super::*;
 use serde_json::json;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/e2e-tests/fixtures/crds");
-
-/// The `openAPIV3Schema` of `version` in a fixture CRD.
-fn schema(file: &str, version: &str) -> Value {
-    let text = std::fs::read_to_string(format!("{FIXTURES}/{file}")).expect("fixture");
-    let crd: Value = serde_yaml_ng::from_str(&text).expect("yaml");
-    crd["spec"]["versions"]
-        .as_array()
-        .expect("versions")
-        .iter()
-        .find(|v| v["name"] == version)
-        .expect("version")["schema"]["openAPIV3Schema"]
-        .clone()
-}
-
-fn ce_v1() -> Value {
-    schema("clusterextensions.olm.operatorframework.io.v1.yaml", "v1")
-}
-
-fn ce_v1alpha1() -> Value {
-    schema(
-        "clusterextensions.olm.operatorframework.io.v1alpha1.yaml",
-        "v1alpha1",
-    )
-}
-
-fn widget_v1() -> Value {
-    schema("widgets.example.com.yaml", "v1")
-}
+use crate::fixtures::{ce_v1, ce_v1alpha1, widget_v1};
 
 const OPTS: ValidateOptions = ValidateOptions {
     report_unknown_fields: true,

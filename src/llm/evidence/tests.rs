@@ -383,6 +383,39 @@ fn settings_turn_the_checks_off() {
 }
 
 #[test]
+fn words_match_whole_never_inside_another_word() {
+    // "None" is not grounded by "nonexistent", nor "strict" by "restrictive".
+    let mut given = catalog(json!({}));
+    given["metadata"]["annotations"] = json!({"note": "the nonexistent, restrictive checks"});
+    given["spec"]["install"] =
+        json!({"preflight": {"crdUpgradeSafety": {"enforcement": "nonexistent"}}});
+    let p = "/spec/install/preflight/crdUpgradeSafety/enforcement";
+    for guess in ["None", "Strict"] {
+        assert_refused(&given, &with(&given, p, json!(guess)), p, "is invented");
+    }
+    // Words written together or apart are the same words.
+    for (user, answer) in [
+        ("self certified", "SelfCertified"),
+        ("SelfCertified", "self-certified"),
+        ("argo-cd operator", "argocd-operator"),
+    ] {
+        let given = catalog(json!({"upgradeConstraintPolicy": user}));
+        let answer = with(
+            &given,
+            "/spec/source/catalog/upgradeConstraintPolicy",
+            json!(answer),
+        );
+        assert_accepted(&given, &answer);
+    }
+    let e = Evidence::new(["argo-cd operator"]);
+    assert!(e.has_word("argocdoperator") && e.has_word("cd") && !e.has_word("rgo"));
+    assert_eq!(
+        tokens("SelfCertified ArgoCD x1y"),
+        ["self", "certified", "argo", "cd", "x", "y"]
+    );
+}
+
+#[test]
 fn numbers_and_words_are_normalised() {
     assert_eq!(numbers("v0.6.0"), vec!["0.6"]);
     assert_eq!(numbers(">=1.2.0, <2.0.0"), vec!["1.2", "2"]);

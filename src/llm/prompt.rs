@@ -28,6 +28,12 @@ const MAX_OWN_DESCRIPTION_CHARS: usize = 560;
 const MAX_LINE_CHARS: usize = 300;
 /// Longest previous answer echoed back when it could not be parsed.
 const MAX_ECHO_BYTES: usize = 2048;
+/// Longest string of the user's object shown to the LLM: one user's 243 KB annotation must
+/// not make every prompt (and everyone's LLM budget) that large.
+pub const MAX_SHOWN_STRING_CHARS: usize = 512;
+/// Largest prompt crfix sends (the JSON of the whole request, before compression), well
+/// under what crfix-llm-proxy accepts (`correction_api::MAX_DECODED_BYTES`).
+pub const MAX_PROMPT_BYTES: usize = 48 * 1024;
 /// Longest CEL rule shown to the model; a longer one (a whole semver-range regex is ~900
 /// tokens, and was measured to make a CPU model's answer 3-4x slower) is represented by its
 /// message alone.
@@ -123,9 +129,11 @@ pub struct PromptInput<'a> {
     pub feedback: Option<&'a Feedback>,
 }
 
-/// The object without what only costs tokens: managed fields and the last-applied copy.
+/// The object without what only costs tokens: managed fields and the last-applied copy; every
+/// string at most [`MAX_SHOWN_STRING_CHARS`] long.
 pub fn for_prompt(object: &Value) -> Value {
     let mut object = object.clone();
+    shorten_strings(&mut object, 0);
     if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
         metadata.remove("managedFields");
         if let Some(annotations) = metadata
@@ -405,6 +413,24 @@ fn prune(node: &Value, depth: usize, description_chars: usize) -> Value {
     Value::Object(out)
 }
 
+fn shorten_strings(value: &mut Value, depth: usize) {
+    match value {
+        Value::String(s) if s.chars().count() > MAX_SHOWN_STRING_CHARS => {
+            *s = text::truncate_chars(s, MAX_SHOWN_STRING_CHARS);
+        }
+        Value::Object(map) if depth < MAX_SHOWN_DEPTH => {
+            map.values_mut().for_each(|v| shorten_strings(v, depth + 1));
+        }
+        Value::Array(items) if depth < MAX_SHOWN_DEPTH => {
+            items.iter_mut().for_each(|v| shorten_strings(v, depth + 1));
+        }
+        _ => {}
+    }
+}
+
+/// Deepest nesting walked when shortening strings (the validation walks no deeper).
+const MAX_SHOWN_DEPTH: usize = 128;
+
 /// The request for one attempt, and its token, trimmed until the token fits.
 #[derive(Debug, Clone)]
 pub struct Fitted {
@@ -413,10 +439,11 @@ pub struct Fitted {
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("the prompt does not fit a Correction token: {smallest} bytes at the smallest, the limit (llm.maxTokenBytes) is {max}")]
-pub struct TooLarge {
-    pub smallest: usize,
-    pub max: usize,
+pub enum TooLarge {
+    #[error("the prompt does not fit a Correction token: {smallest} bytes at the smallest, the limit (llm.maxTokenBytes) is {max}")]
+    Token { smallest: usize, max: usize },
+    #[error("the object holds too much text to show the LLM: the prompt is {smallest} bytes at the smallest, crfix sends at most {MAX_PROMPT_BYTES}")]
+    Text { smallest: usize },
 }
 
 /// Builds the request at the largest trim level whose token fits `settings.llm.maxTokenBytes`:
@@ -424,20 +451,34 @@ pub struct TooLarge {
 /// errors, then the schema. If even that does not fit, there is nothing to send.
 pub fn fit(input: &PromptInput) -> Result<Fitted, TooLarge> {
     let max = input.settings.llm.max_token_bytes;
-    let mut smallest = usize::MAX;
+    let mut smallest_token = usize::MAX;
+    let mut smallest_text = usize::MAX;
     for trim in Trim::levels() {
         let request = CorrectionRequest {
             messages: messages(input, trim),
             max_tokens: input.settings.llm.max_tokens,
             temperature: input.settings.llm.temperature,
         };
+        let text = serde_json::to_vec(&request).map_or(usize::MAX, |j| j.len());
+        smallest_text = smallest_text.min(text);
+        if text > MAX_PROMPT_BYTES {
+            continue;
+        }
         let token = correction_api::encode_token(&request);
         if token.len() <= max {
             return Ok(Fitted { token, trim });
         }
-        smallest = smallest.min(token.len());
+        smallest_token = smallest_token.min(token.len());
     }
-    Err(TooLarge { smallest, max })
+    if smallest_token == usize::MAX {
+        return Err(TooLarge::Text {
+            smallest: smallest_text,
+        });
+    }
+    Err(TooLarge::Token {
+        smallest: smallest_token,
+        max,
+    })
 }
 
 #[cfg(test)]
@@ -747,8 +788,52 @@ mod tests {
         assert!(trimmed.token.len() <= no_schema_len);
         settings.llm.max_token_bytes = no_schema_len - 1;
         let err = fit(&input(&settings, &schema, &object, &errors)).unwrap_err();
-        assert_eq!(err.max, no_schema_len - 1);
-        assert_eq!(err.smallest, no_schema_len);
+        assert_eq!(
+            err,
+            TooLarge::Token {
+                smallest: no_schema_len,
+                max: no_schema_len - 1
+            }
+        );
+    }
+
+    #[test]
+    fn the_users_text_is_bounded_in_every_prompt() {
+        // One long annotation (compressible: it fits a token) is cut, not sent whole.
+        let mut long = object();
+        long["metadata"]["annotations"] = json!({"note": "spam ".repeat(50_000)});
+        long["spec"]["source"]["catalog"]["version"] = json!("1".repeat(5_000));
+        let shown = for_prompt(&long);
+        assert_eq!(
+            shown["metadata"]["annotations"]["note"]
+                .as_str()
+                .unwrap()
+                .chars()
+                .count(),
+            MAX_SHOWN_STRING_CHARS
+        );
+        let settings = Settings::default();
+        let (schema, errors) = (schema(), errors());
+        let fitted = fit(&input(&settings, &schema, &shown, &errors)).unwrap();
+        let request =
+            correction_api::decode_token(&fitted.token, settings.llm.max_token_bytes).unwrap();
+        assert!(serde_json::to_vec(&request).unwrap().len() <= MAX_PROMPT_BYTES);
+        // Many strings, each short, still cannot make a prompt over the limit.
+        let mut many = object();
+        let notes: serde_json::Map<String, Value> = (0..2_000)
+            .map(|i| {
+                (
+                    format!("note-{i}"),
+                    json!(format!("{i} spam spam spam spam")),
+                )
+            })
+            .collect();
+        many["metadata"]["annotations"] = Value::Object(notes);
+        let mut roomy = Settings::default();
+        roomy.llm.max_token_bytes = 64 * 1024;
+        let err = fit(&input(&roomy, &schema, &for_prompt(&many), &errors)).unwrap_err();
+        assert!(matches!(err, TooLarge::Text { smallest } if smallest > MAX_PROMPT_BYTES));
+        assert!(err.to_string().contains("too much text"), "{err}");
     }
 
     #[test]

@@ -497,7 +497,7 @@ fn host_errors_are_classified() {
     assert!(c("reason: GatewayTimeout").contains("(504)"));
     assert!(
         c("ApiError: token too large: RequestEntityTooLarge (ErrorResponse { code: 413 })")
-            .contains("crfix bug")
+            .contains("llm.maxTokenBytes")
     );
     assert!(
         c("ApiError: bad token: BadRequest (ErrorResponse { code: 400 })").contains("crfix bug")

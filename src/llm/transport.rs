@@ -75,7 +75,8 @@ pub fn classify_host_error(err: &str, api_version: &str) -> String {
         Some(429) => "the LLM budget or rate limit is exhausted (429)".into(),
         Some(503) => "the LLM or crfix-llm-proxy is unavailable (503)".into(),
         Some(504) => "the LLM did not answer in time (504)".into(),
-        Some(code @ (400 | 413 | 422)) => format!(
+        Some(413) => "the Correction is larger than crfix-llm-proxy accepts (413): lower llm.maxTokenBytes to the proxy's token limit".into(),
+        Some(code @ (400 | 422)) => format!(
             "crfix-llm-proxy rejected the Correction request ({code}); this is a crfix bug, please report it"
         ),
         Some(code @ (401 | 403)) => format!(

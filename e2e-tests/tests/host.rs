@@ -413,3 +413,39 @@ fn every_evaluation_starts_from_a_fresh_instance() {
     assert_eq!(first, second);
     assert_eq!(host.host_calls().len(), calls);
 }
+
+/// Settings are a JSON object: an array is never read by position (`["validate"]` would be
+/// `mode: validate`, and an array could silently empty `protectedPaths`).
+#[test]
+fn settings_given_as_an_array_are_refused() {
+    let host = host();
+    for settings in [json!(["validate"]), json!({"llm": [true, 3]}), json!([])] {
+        let r = host.validate_settings(&settings).expect("validate_settings");
+        assert_eq!(r["valid"], false, "{settings}");
+        let m = r["message"].as_str().unwrap_or_default();
+        assert!(m.contains("expected a JSON object"), "{settings}: {m}");
+        let r = validate(&host, &admission_request("CREATE", valid_ce(), None), &settings);
+        assert_eq!(r["accepted"], false, "{settings}: {r}");
+        assert_eq!(r["code"], 400, "{r}");
+        assert!(message(&r).contains("expected a JSON object"), "{r}");
+    }
+}
+
+/// `version: 1.10` reaches a webhook as the number 1.1: turning it into "1.1" would change the
+/// version range, so crfix refuses and says to quote the value; an integer is still coerced.
+#[test]
+fn a_number_with_a_fraction_is_never_turned_into_text() {
+    let host = host();
+    for number in [json!(1.1), json!(1.2), json!(10.0)] {
+        let mut ce = valid_ce();
+        ce["spec"]["source"]["catalog"]["version"] = number.clone();
+        let r = validate(&host, &admission_request("CREATE", ce, None), &inline("fix"));
+        assert_eq!(r["accepted"], false, "{number}: {r:#}");
+        assert!(message(&r).contains("quote the value"), "{number}: {}", message(&r));
+    }
+    let mut ce = valid_ce();
+    ce["spec"]["source"]["catalog"]["version"] = json!(2);
+    let r = validate(&host, &admission_request("CREATE", ce, None), &inline("fix"));
+    assert_eq!(r["accepted"], true, "{r:#}");
+    assert_eq!(r["mutated_object"]["spec"]["source"]["catalog"]["version"], "2");
+}

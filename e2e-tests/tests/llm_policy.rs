@@ -563,3 +563,69 @@ proptest! {
         }
     }
 }
+
+/// The LLM may change only what is in error, whatever evidence the object offers: every word
+/// these answers add is in the user's annotation, so only the scope check stops them.
+#[test]
+fn answers_change_only_what_is_in_error() {
+    let mut object = readme_object();
+    object["metadata"]["annotations"] =
+        json!({"note": "evil-channel None SelfCertified Strict argocd-operator"});
+    let add_package =
+        json!({"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"});
+    let extras = [
+        json!({"op": "add", "path": "/spec/install",
+               "value": {"preflight": {"crdUpgradeSafety": {"enforcement": "None"}}}}),
+        json!({"op": "add", "path": "/spec/source/catalog/upgradeConstraintPolicy", "value": "SelfCertified"}),
+        json!({"op": "add", "path": "/spec/source/catalog/channels", "value": ["evil-channel"]}),
+    ];
+    for extra in extras {
+        let answer = json!([add_package.clone(), extra.clone()]).to_string();
+        let (host, _) = with_llm(host(), Arc::new(move |_, _| Ok(answer.clone())));
+        let response = validate(&host, object.clone(), &settings(json!({})));
+        assert_eq!(response["accepted"], false, "{extra}: {response:#}");
+        assert!(message(&response).contains("no error here"), "{extra}: {}", message(&response));
+    }
+    // The fix alone is taken.
+    let answer = json!([add_package]).to_string();
+    let (host, _) = with_llm(host(), Arc::new(move |_, _| Ok(answer.clone())));
+    let response = validate(&host, object, &settings(json!({})));
+    assert_eq!(response["accepted"], true, "{response:#}");
+}
+
+/// `maxPatchOperations` bounds the answer as written: 25 operations whose net effect is 2.
+#[test]
+fn an_answer_is_bounded_as_written() {
+    let mut ops = vec![
+        json!({"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"}),
+    ];
+    for _ in 0..24 {
+        ops.push(json!({"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"}));
+    }
+    let answer = Value::Array(ops).to_string();
+    let (host, _) = with_llm(host(), Arc::new(move |_, _| Ok(answer.clone())));
+    let response = validate(&host, readme_object(), &settings(json!({})));
+    assert_eq!(response["accepted"], false, "{response:#}");
+    assert!(
+        message(&response).contains("25 patch operations, more than maxPatchOperations (20)"),
+        "{}",
+        message(&response)
+    );
+}
+
+/// One user's huge (compressible) annotation does not make a huge prompt: every string is
+/// cut, and the prompt stays under crfix's limit.
+#[test]
+fn prompts_stay_small_whatever_the_object_holds() {
+    let mut object = readme_object();
+    object["metadata"]["annotations"] = json!({"note": "buy now ".repeat(30_000)});
+    let (host, double) = with_llm(host(), Arc::new(|_, r| Ok(good_answer(r))));
+    let response = validate(&host, object, &settings(json!({"llm": {"maxAttempts": 1}})));
+    let requests = double.requests();
+    assert_eq!(requests.len(), 1, "{response:#}");
+    let size = serde_json::to_vec(&requests[0]).unwrap().len();
+    assert!(size < 48 * 1024, "{size} bytes");
+    let shown = object_in_prompt(&requests[0]);
+    let note = shown["metadata"]["annotations"]["note"].as_str().unwrap_or_default();
+    assert!(note.chars().count() <= 512, "{}", note.len());
+}

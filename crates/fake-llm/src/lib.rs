@@ -20,9 +20,10 @@
 //! llm.push(Reply::content("late").delayed(Duration::from_secs(2)));
 //! llm.push(Reply::Garbage("not json".into()));  // 200 with a non-JSON body
 //! llm.push(Reply::Drop);                        // connection closed without an answer
+//! llm.push(Reply::EchoAuthorization);           // 200 that reflects the Authorization header
 //! llm.set_responder(|req| Reply::content(format!("seen {} messages", req.messages().len())));
 //! // ... exercise the code under test against `base` ...
-//! assert_eq!(llm.request_count(), 5);
+//! assert_eq!(llm.request_count(), 6);
 //! let first = &llm.requests()[0];
 //! assert_eq!(first.authorization.as_deref(), Some("Bearer sk-test"));
 //! # Ok(()) }
@@ -75,6 +76,9 @@ pub enum Reply {
     Drop,
     /// Wait, then answer with the inner reply (a slow or timing-out upstream).
     Delay(Duration, Box<Reply>),
+    /// HTTP 200 with a chat completion that reflects the request's `Authorization` header
+    /// verbatim in its content, model and finish reason (a hostile or buggy upstream).
+    EchoAuthorization,
 }
 
 impl Reply {
@@ -447,6 +451,16 @@ async fn render(
                     completion_body(&completion, request).to_string(),
                 ))
             }
+            Reply::EchoAuthorization => {
+                let header = request.authorization.clone().unwrap_or_default();
+                reply = Reply::Completion(Completion {
+                    content: format!("{{\"seen\":\"Authorization: {header}\"}}"),
+                    finish_reason: format!("stop ({header})"),
+                    model: Some(format!("echo {header}")),
+                    prompt_tokens: None,
+                    completion_tokens: None,
+                });
+            }
         }
     }
 }
@@ -556,7 +570,18 @@ mod tests {
         assert_eq!(v["choices"][0]["message"]["content"], "dflt");
         assert_eq!(v["usage"]["prompt_tokens"], 7);
 
-        assert_eq!(llm.request_count(), 6);
+        llm.push(Reply::EchoAuthorization);
+        let (code, body) = post(llm.addr(), "/v1/chat/completions", CHAT).unwrap();
+        assert_eq!(code, 200);
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            v["choices"][0]["message"]["content"],
+            r#"{"seen":"Authorization: Bearer k"}"#
+        );
+        assert_eq!(v["model"], "echo Bearer k");
+        assert_eq!(v["choices"][0]["finish_reason"], "stop (Bearer k)");
+
+        assert_eq!(llm.request_count(), 7);
         let first = &llm.requests()[0];
         assert_eq!(first.authorization.as_deref(), Some("Bearer k"));
         assert_eq!(first.model(), Some("m1"));

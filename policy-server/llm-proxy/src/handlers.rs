@@ -211,7 +211,8 @@ async fn get_correction(
             );
             Json(correction).into_response()
         }
-        Err(error) => {
+        Err(mut error) => {
+            error.message = app.upstream.redact(error.message);
             let outcome = outcome_for(error.code);
             app.metrics.count_request(outcome);
             tracing::info!(outcome, code = error.code.as_u16(), message = %error.message, token_len = token.len(), token_prefix, elapsed_ms = elapsed.as_millis() as u64, "correction failed");

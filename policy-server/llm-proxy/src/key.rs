@@ -6,6 +6,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
+/// What replaces the key wherever it would otherwise be shown.
+pub const REDACTED: &str = "[redacted]";
+
 /// An API key. Its `Debug` and `Display` print `[redacted]`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(String);
@@ -14,6 +17,13 @@ impl ApiKey {
     pub fn new(key: impl Into<String>) -> Option<ApiKey> {
         let key = key.into().trim().to_string();
         (!key.is_empty()).then_some(ApiKey(key))
+    }
+
+    /// `text` with every occurrence of the key (so also any `Bearer <key>`) replaced by
+    /// [`REDACTED`]; `None` when the key does not occur in it.
+    pub fn redact(&self, text: &str) -> Option<String> {
+        text.contains(self.0.as_str())
+            .then(|| text.replace(self.0.as_str(), REDACTED))
     }
 
     /// The `Authorization` header value, marked sensitive so that HTTP stacks never log it.
@@ -121,6 +131,17 @@ mod tests {
         assert!(!format!("{:?}", KeySource::Env(key.clone())).contains("secret"));
         assert!(key.bearer_header().unwrap().is_sensitive());
         assert!(ApiKey::new("  \n").is_none());
+    }
+
+    #[test]
+    fn redacts_every_occurrence() {
+        let key = ApiKey::new("sk-abc").unwrap();
+        assert_eq!(
+            key.redact("Authorization: Bearer sk-abc, again sk-abcsk-abc")
+                .as_deref(),
+            Some("Authorization: Bearer [redacted], again [redacted][redacted]")
+        );
+        assert_eq!(key.redact("sk-ab c"), None);
     }
 
     #[test]

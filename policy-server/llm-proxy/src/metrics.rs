@@ -35,6 +35,7 @@ pub struct Metrics {
     pub budget_requests_used: Gauge,
     pub budget_tokens_used: Gauge,
     pub key_reloads: Counter,
+    pub key_redactions: Counter,
     pub refused_connections: Family<OutcomeLabels, Counter>,
 }
 
@@ -63,6 +64,7 @@ impl Metrics {
             budget_requests_used: Gauge::default(),
             budget_tokens_used: Gauge::default(),
             key_reloads: Counter::default(),
+            key_redactions: Counter::default(),
             refused_connections: Family::default(),
             registry: Registry::default(),
         };
@@ -140,6 +142,11 @@ impl Metrics {
             "crfix_proxy_api_key_reloads",
             "Times the API key file changed and was reloaded",
             m.key_reloads.clone(),
+        );
+        registry.register(
+            "crfix_proxy_api_key_redactions",
+            "LLM answers that contained the API key, which was redacted before use",
+            m.key_redactions.clone(),
         );
         registry.register(
             "crfix_proxy_refused_connections",

@@ -11,7 +11,7 @@ use reqwest::StatusCode;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::key::KeySource;
+use crate::key::{ApiKey, KeySource};
 use crate::metrics::Metrics;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +39,17 @@ pub enum UpstreamError {
 }
 
 impl UpstreamError {
+    /// The error with the key removed from its text (messages are fixed strings today; this
+    /// keeps it so if one ever quotes the upstream).
+    fn redacted(self, key: &ApiKey) -> UpstreamError {
+        let clean = |text: String| key.redact(&text).unwrap_or(text);
+        match self {
+            UpstreamError::Unavailable(text) => UpstreamError::Unavailable(clean(text)),
+            UpstreamError::BadAnswer(text) => UpstreamError::BadAnswer(clean(text)),
+            other => other,
+        }
+    }
+
     /// Whether the failure says the upstream is unhealthy (counts for the circuit breaker).
     pub fn is_upstream_failure(&self) -> bool {
         match self {
@@ -148,11 +159,7 @@ impl Upstream {
         request: &CorrectionRequest,
         deadline: Instant,
     ) -> Result<Answer, UpstreamError> {
-        let (key, reloaded) = self.key.current();
-        if reloaded {
-            self.metrics.key_reloads.inc();
-            tracing::info!("API key file changed; using the new key");
-        }
+        let key = self.current_key();
         if key.is_none() && self.key_required {
             return Err(UpstreamError::NoKey);
         }
@@ -166,7 +173,59 @@ impl Upstream {
             body["response_format"] = json!({"type": "json_object"});
         }
         let auth = key.as_ref().and_then(|k| k.bearer_header());
+        let result = self.attempts(&body, auth, deadline).await;
+        match (result, &key) {
+            (Ok(answer), Some(key)) => Ok(self.redact_answer(answer, key)),
+            (Err(error), Some(key)) => Err(error.redacted(key)),
+            (result, None) => result,
+        }
+    }
 
+    /// The answer with the key removed from every field the proxy passes on: an upstream
+    /// that reflects the `Authorization` header must not hand the key to the caller (the
+    /// policy quotes answers in rejection messages) nor to the cache.
+    fn redact_answer(&self, mut answer: Answer, key: &ApiKey) -> Answer {
+        let mut redacted = false;
+        for field in [
+            &mut answer.content,
+            &mut answer.model,
+            &mut answer.finish_reason,
+        ] {
+            if let Some(clean) = key.redact(field) {
+                *field = clean;
+                redacted = true;
+            }
+        }
+        if redacted {
+            self.metrics.key_redactions.inc();
+            tracing::warn!("the LLM's answer contained the API key; it was redacted");
+        }
+        answer
+    }
+
+    fn current_key(&self) -> Option<ApiKey> {
+        let (key, reloaded) = self.key.current();
+        if reloaded {
+            self.metrics.key_reloads.inc();
+            tracing::info!("API key file changed; using the new key");
+        }
+        key
+    }
+
+    /// `text` without the current key, for text shown to callers.
+    pub fn redact(&self, text: String) -> String {
+        match self.current_key() {
+            Some(key) => key.redact(&text).unwrap_or(text),
+            None => text,
+        }
+    }
+
+    async fn attempts(
+        &self,
+        body: &serde_json::Value,
+        auth: Option<reqwest::header::HeaderValue>,
+        deadline: Instant,
+    ) -> Result<Answer, UpstreamError> {
         let mut attempt = 0u32;
         loop {
             let now = Instant::now();
@@ -177,7 +236,7 @@ impl Upstream {
                 return Err(UpstreamError::Timeout);
             };
             let timeout = self.attempt_timeout.min(remaining);
-            let (error, retry_after) = match self.attempt(&body, auth.clone(), timeout).await {
+            let (error, retry_after) = match self.attempt(body, auth.clone(), timeout).await {
                 Attempt::Done(result) => return result,
                 Attempt::Retry(error, retry_after) => (error, retry_after),
             };

@@ -631,6 +631,9 @@ fn the_key_never_leaks_into_logs_responses_or_metrics() {
     llm.push(Reply::status(500, echo.clone()));
     llm.push(Reply::Garbage(format!("Authorization: Bearer {key}")));
     llm.push(Reply::content("fine"));
+    // A 200 completion that reflects the Authorization header in content, model and
+    // finish reason: the key must be redacted from the answer (the policy quotes it).
+    llm.push(Reply::EchoAuthorization);
     let mut proxy = ProxyBuilder::new(&pki, &llm.base_url())
         .env("OPENAI_API_KEY", &key)
         .arg("--max-retries", "0")
@@ -647,14 +650,28 @@ fn the_key_never_leaks_into_logs_responses_or_metrics() {
         assert_eq!(response.status().as_u16(), expected);
         bodies.push_str(&response.text().unwrap());
     }
-    bodies.push_str(
-        &client
-            .get(proxy.url("/metrics"))
-            .send()
-            .unwrap()
-            .text()
-            .unwrap(),
-    );
+    // The echoed answer, fresh and then from the cache: redacted both times.
+    let echoed = proxy.correction_url(&token("q4"));
+    for cached in [false, true] {
+        let (code, body) = json(client.get(&echoed).send().unwrap());
+        assert_eq!(code, 200, "{body}");
+        assert_eq!(body["status"]["cached"], cached, "{body}");
+        assert_eq!(
+            body["status"]["content"], r#"{"seen":"Authorization: Bearer [redacted]"}"#,
+            "{body}"
+        );
+        assert_eq!(body["status"]["model"], "echo Bearer [redacted]");
+        assert_eq!(body["status"]["finishReason"], "stop (Bearer [redacted])");
+        bodies.push_str(&body.to_string());
+    }
+    assert_eq!(llm.request_count(), 5, "cached answers are not asked again");
+    let metrics = client
+        .get(proxy.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    bodies.push_str(&metrics);
     assert!(llm
         .requests()
         .iter()
@@ -677,6 +694,15 @@ fn the_key_never_leaks_into_logs_responses_or_metrics() {
     assert!(
         !logs.contains(&canary),
         "the key appears in the logs:\n{logs}"
+    );
+    assert!(
+        logs.contains("the LLM's answer contained the API key"),
+        "the redaction is logged: {logs}"
+    );
+    assert_eq!(
+        metric(&metrics, "crfix_proxy_api_key_redactions_total"),
+        1.0,
+        "{metrics}"
     );
 }
 

@@ -62,6 +62,8 @@ pub enum TokenError {
     BadBase64,
     #[error("token payload is not raw deflate data")]
     BadDeflate,
+    #[error("token payload has {0} bytes after the end of its deflate stream")]
+    TrailingData(usize),
     #[error("token payload decompresses to more than {MAX_DECODED_BYTES} bytes")]
     DecodedTooLarge,
     #[error("token payload is not a valid correction request: {0}")]
@@ -109,6 +111,28 @@ pub fn encode_token(request: &CorrectionRequest) -> String {
     token
 }
 
+/// Inflates one complete raw deflate stream that must span the whole input: a truncated
+/// stream or bytes after its end are refused, so one request has exactly one token (and one
+/// cache entry).
+fn inflate_exactly(compressed: &[u8]) -> Result<Vec<u8>, TokenError> {
+    let mut json = Vec::new();
+    let mut decoder = flate2::bufread::DeflateDecoder::new(compressed);
+    (&mut decoder)
+        .take(MAX_DECODED_BYTES as u64 + 1)
+        .read_to_end(&mut json)
+        .map_err(|_| TokenError::BadDeflate)?;
+    if json.len() > MAX_DECODED_BYTES {
+        return Err(TokenError::DecodedTooLarge);
+    }
+    // The bufread decoder consumes exactly the bytes of the stream: whatever is left of the
+    // input follows its final block.
+    let rest = decoder.into_inner().len();
+    if rest > 0 {
+        return Err(TokenError::TrailingData(rest));
+    }
+    Ok(json)
+}
+
 /// Decodes and checks a token; `max_len` bounds the token itself.
 pub fn decode_token(token: &str, max_len: usize) -> Result<CorrectionRequest, TokenError> {
     if token.len() > max_len {
@@ -123,14 +147,7 @@ pub fn decode_token(token: &str, max_len: usize) -> Result<CorrectionRequest, To
     let compressed = URL_SAFE_NO_PAD
         .decode(body)
         .map_err(|_| TokenError::BadBase64)?;
-    let mut json = Vec::new();
-    flate2::read::DeflateDecoder::new(compressed.as_slice())
-        .take(MAX_DECODED_BYTES as u64 + 1)
-        .read_to_end(&mut json)
-        .map_err(|_| TokenError::BadDeflate)?;
-    if json.len() > MAX_DECODED_BYTES {
-        return Err(TokenError::DecodedTooLarge);
-    }
+    let json = inflate_exactly(&compressed)?;
     let request: CorrectionRequest =
         serde_json::from_slice(&json).map_err(|e| TokenError::BadJson(e.to_string()))?;
     request.check()?;
@@ -256,6 +273,46 @@ mod tests {
             decode_token(&not_json, 1000),
             Err(TokenError::BadJson(_))
         ));
+    }
+
+    fn deflate(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn rejects_bytes_after_the_deflate_stream_and_truncated_streams() {
+        let json = serde_json::to_vec(&sample()).unwrap();
+        let compressed = deflate(&json);
+        let exact = format!("c1.{}", URL_SAFE_NO_PAD.encode(&compressed));
+        assert_eq!(exact, encode_token(&sample()));
+        assert_eq!(decode_token(&exact, DEFAULT_MAX_TOKEN_BYTES), Ok(sample()));
+        for tail in [&b"\0"[..], b"x", b"trailing garbage", &compressed] {
+            let mut padded = compressed.clone();
+            padded.extend_from_slice(tail);
+            let token = format!("c1.{}", URL_SAFE_NO_PAD.encode(&padded));
+            assert_eq!(
+                decode_token(&token, DEFAULT_MAX_TOKEN_BYTES),
+                Err(TokenError::TrailingData(tail.len())),
+                "{tail:?}"
+            );
+        }
+        for cut in [1, 2, compressed.len() / 2] {
+            let token = format!(
+                "c1.{}",
+                URL_SAFE_NO_PAD.encode(&compressed[..compressed.len() - cut])
+            );
+            assert_eq!(
+                decode_token(&token, DEFAULT_MAX_TOKEN_BYTES),
+                Err(TokenError::BadDeflate),
+                "cut {cut}"
+            );
+        }
+        assert_eq!(
+            TokenError::TrailingData(3).to_string(),
+            "token payload has 3 bytes after the end of its deflate stream"
+        );
     }
 
     #[test]

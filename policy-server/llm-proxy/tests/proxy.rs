@@ -352,6 +352,32 @@ fn bad_and_oversized_tokens() {
             "{body}"
         );
     }
+    // Bytes after the end of the deflate stream: another name for the same request, which
+    // would have cost another cache entry and another upstream call. Refused.
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
+    let good = token("the same question");
+    let mut payload = URL_SAFE_NO_PAD.decode(&good[3..]).unwrap();
+    payload.extend_from_slice(b"\0junk");
+    let padded = format!("c1.{}", URL_SAFE_NO_PAD.encode(&payload));
+    let (code, body) = json(client.get(proxy.correction_url(&padded)).send().unwrap());
+    assert_eq!(code, 400, "{body}");
+    assert_status(&body, 400, "BadRequest");
+    assert_eq!(
+        body["message"],
+        "invalid correction token: token payload has 5 bytes after the end of its deflate stream"
+    );
+    assert_eq!(llm.request_count(), 0);
+    assert_eq!(
+        client
+            .get(proxy.correction_url(&good))
+            .send()
+            .unwrap()
+            .status(),
+        200,
+        "the same token without the tail is fine"
+    );
+    llm.reset();
     // Random text does not compress: the token outgrows the limit.
     let mut rng = fastrand::Rng::with_seed(7);
     let noise: String = (0..6000).map(|_| rng.alphanumeric()).collect();

@@ -52,6 +52,49 @@ pub struct CorrectionRequest {
     pub temperature: f32,
 }
 
+/// The user whose admission request needs the correction, as the policy saw it in the
+/// AdmissionRequest's `userInfo`. The proxy accounts per-user budgets and logs by it.
+///
+/// It is asserted by the caller, not verified by the proxy: the proxy trusts it because only
+/// the policy server's identity may `get` corrections (RBAC), and that caller is the one
+/// that put it in the token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestUser {
+    pub username: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+}
+
+/// A decoded token: the request, and the user it is made for when the token names one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodedToken {
+    pub request: CorrectionRequest,
+    pub user: Option<RequestUser>,
+}
+
+/// The token's JSON: a [`CorrectionRequest`] plus the optional `user`. Without a user it
+/// serialises exactly like the request alone, so such tokens are unchanged.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireOut<'a> {
+    messages: &'a [ChatMessage],
+    max_tokens: u32,
+    temperature: f32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user: Option<&'a RequestUser>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WireIn {
+    messages: Vec<ChatMessage>,
+    max_tokens: u32,
+    temperature: f32,
+    #[serde(default)]
+    user: Option<RequestUser>,
+}
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TokenError {
     #[error("token is {len} bytes, more than the limit of {max}")]
@@ -96,7 +139,20 @@ impl CorrectionRequest {
 
 /// Encodes a request as a token. Deterministic: the same request gives the same token.
 pub fn encode_token(request: &CorrectionRequest) -> String {
-    let json = serde_json::to_vec(request).expect("a CorrectionRequest always serialises");
+    encode_token_for(request, None)
+}
+
+/// Encodes a request made for `user` (see [`RequestUser`]) as a token. With `None` this is
+/// [`encode_token`]. The user makes the token (and so its length) differ per user; the proxy
+/// still caches answers by the request alone.
+pub fn encode_token_for(request: &CorrectionRequest, user: Option<&RequestUser>) -> String {
+    let wire = WireOut {
+        messages: &request.messages,
+        max_tokens: request.max_tokens,
+        temperature: request.temperature,
+        user,
+    };
+    let json = serde_json::to_vec(&wire).expect("a CorrectionRequest always serialises");
     let mut encoder = flate2::write::DeflateEncoder::new(
         Vec::with_capacity(json.len() / 2),
         flate2::Compression::best(),
@@ -133,8 +189,14 @@ fn inflate_exactly(compressed: &[u8]) -> Result<Vec<u8>, TokenError> {
     Ok(json)
 }
 
-/// Decodes and checks a token; `max_len` bounds the token itself.
+/// Decodes and checks a token; `max_len` bounds the token itself. A user in the token is
+/// accepted and dropped; [`decode_token_with_user`] keeps it.
 pub fn decode_token(token: &str, max_len: usize) -> Result<CorrectionRequest, TokenError> {
+    decode_token_with_user(token, max_len).map(|decoded| decoded.request)
+}
+
+/// Decodes and checks a token, with the user it names, if any.
+pub fn decode_token_with_user(token: &str, max_len: usize) -> Result<DecodedToken, TokenError> {
     if token.len() > max_len {
         return Err(TokenError::TooLarge {
             len: token.len(),
@@ -148,10 +210,23 @@ pub fn decode_token(token: &str, max_len: usize) -> Result<CorrectionRequest, To
         .decode(body)
         .map_err(|_| TokenError::BadBase64)?;
     let json = inflate_exactly(&compressed)?;
-    let request: CorrectionRequest =
+    let wire: WireIn =
         serde_json::from_slice(&json).map_err(|e| TokenError::BadJson(e.to_string()))?;
+    let request = CorrectionRequest {
+        messages: wire.messages,
+        max_tokens: wire.max_tokens,
+        temperature: wire.temperature,
+    };
     request.check()?;
-    Ok(request)
+    if let Some(user) = &wire.user {
+        if user.username.trim().is_empty() {
+            return Err(TokenError::Invalid("user.username is empty".into()));
+        }
+    }
+    Ok(DecodedToken {
+        request,
+        user: wire.user,
+    })
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -313,6 +388,53 @@ mod tests {
             TokenError::TrailingData(3).to_string(),
             "token payload has 3 bytes after the end of its deflate stream"
         );
+    }
+
+    #[test]
+    fn tokens_may_name_a_user() {
+        let alice = RequestUser {
+            username: "alice@example.com".into(),
+            groups: vec!["system:authenticated".into(), "dev".into()],
+        };
+        assert_eq!(encode_token_for(&sample(), None), encode_token(&sample()));
+        let token = encode_token_for(&sample(), Some(&alice));
+        assert_ne!(token, encode_token(&sample()));
+        assert_eq!(token, encode_token_for(&sample(), Some(&alice)));
+        let decoded = decode_token_with_user(&token, DEFAULT_MAX_TOKEN_BYTES).unwrap();
+        assert_eq!(decoded.request, sample());
+        assert_eq!(decoded.user, Some(alice));
+        assert_eq!(decode_token(&token, DEFAULT_MAX_TOKEN_BYTES), Ok(sample()));
+        let plain = decode_token_with_user(&encode_token(&sample()), DEFAULT_MAX_TOKEN_BYTES);
+        assert_eq!(plain.unwrap().user, None);
+        // Groups are optional; an empty name and unknown user fields are refused.
+        let bob = RequestUser {
+            username: "bob".into(),
+            groups: vec![],
+        };
+        let token = encode_token_for(&sample(), Some(&bob));
+        assert_eq!(
+            decode_token_with_user(&token, DEFAULT_MAX_TOKEN_BYTES)
+                .unwrap()
+                .user,
+            Some(bob)
+        );
+        let nobody = RequestUser {
+            username: " ".into(),
+            groups: vec![],
+        };
+        assert!(matches!(
+            decode_token_with_user(
+                &encode_token_for(&sample(), Some(&nobody)),
+                DEFAULT_MAX_TOKEN_BYTES
+            ),
+            Err(TokenError::Invalid(_))
+        ));
+        let json = br#"{"messages":[{"role":"user","content":"x"}],"maxTokens":5,"temperature":0,"user":{"username":"a","uid":"1"}}"#;
+        let token = format!("c1.{}", URL_SAFE_NO_PAD.encode(deflate(json)));
+        assert!(matches!(
+            decode_token(&token, 1000),
+            Err(TokenError::BadJson(_))
+        ));
     }
 
     #[test]

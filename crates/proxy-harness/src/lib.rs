@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use correction_api::{encode_token, ChatMessage, CorrectionRequest, Role};
+use correction_api::{
+    encode_token, encode_token_for, ChatMessage, CorrectionRequest, RequestUser, Role,
+};
 use rcgen::{
     BasicConstraints, Certificate, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
@@ -330,7 +332,21 @@ impl Drop for Proxy {
 
 /// A valid token whose user message is `text`.
 pub fn token(text: &str) -> String {
-    encode_token(&CorrectionRequest {
+    encode_token(&request(text))
+}
+
+/// The token of [`token`]`(text)`, made for the end user `username` in `groups` (as the
+/// policy names the user of the admission request).
+pub fn token_for_user(text: &str, username: &str, groups: &[&str]) -> String {
+    let user = RequestUser {
+        username: username.into(),
+        groups: groups.iter().map(|g| g.to_string()).collect(),
+    };
+    encode_token_for(&request(text), Some(&user))
+}
+
+fn request(text: &str) -> CorrectionRequest {
+    CorrectionRequest {
         messages: vec![
             ChatMessage {
                 role: Role::System,
@@ -343,7 +359,7 @@ pub fn token(text: &str) -> String {
         ],
         max_tokens: 256,
         temperature: 0.0,
-    })
+    }
 }
 
 /// The value of one sample in Prometheus text, e.g. `crfix_proxy_cache_hits_total`

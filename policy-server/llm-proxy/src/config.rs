@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
+use crate::limits::Budget;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum JsonMode {
     /// On for api.openai.com, off for any other endpoint.
@@ -123,6 +125,22 @@ pub struct Config {
     #[arg(long, env = "CRFIX_DAILY_TOKEN_BUDGET", default_value_t = 5_000_000)]
     pub daily_token_budget: u64,
 
+    /// Upstream calls per user per UTC day (0 = unlimited). Default: a tenth of
+    /// --daily-request-budget (at least 1). The user is the one named in the token by the
+    /// policy, else the aggregator's X-Remote-User.
+    #[arg(long, env = "CRFIX_USER_DAILY_REQUEST_BUDGET")]
+    pub user_daily_request_budget: Option<u64>,
+
+    /// LLM tokens per user per UTC day (0 = unlimited). Default: a tenth of
+    /// --daily-token-budget (at least 1).
+    #[arg(long, env = "CRFIX_USER_DAILY_TOKEN_BUDGET")]
+    pub user_daily_token_budget: Option<u64>,
+
+    /// Most distinct `user` label values in the per-user metrics; later users are counted
+    /// under user="other".
+    #[arg(long, env = "CRFIX_METRICS_MAX_USERS", default_value_t = 100)]
+    pub metrics_max_users: usize,
+
     /// Consecutive upstream failures that open the circuit.
     #[arg(long, env = "CRFIX_CIRCUIT_FAILURE_THRESHOLD", default_value_t = 5)]
     pub circuit_failure_threshold: u32,
@@ -154,6 +172,27 @@ impl Config {
         match &self.local_llm_url {
             Some(url) if !url.trim().is_empty() => (url.trim_end_matches('/'), true),
             _ => (self.openai_base_url.trim_end_matches('/'), false),
+        }
+    }
+
+    /// The global daily budget.
+    pub fn global_budget(&self) -> Budget {
+        Budget {
+            requests: self.daily_request_budget,
+            tokens: self.daily_token_budget,
+        }
+    }
+
+    /// The per-user daily budget: the flags, else a tenth of the global budget.
+    pub fn user_budget(&self) -> Budget {
+        let tenth = |global: u64| if global == 0 { 0 } else { global.div_ceil(10) };
+        Budget {
+            requests: self
+                .user_daily_request_budget
+                .unwrap_or_else(|| tenth(self.daily_request_budget)),
+            tokens: self
+                .user_daily_token_budget
+                .unwrap_or_else(|| tenth(self.daily_token_budget)),
         }
     }
 
@@ -197,6 +236,39 @@ mod tests {
         assert!(!c.json_mode_enabled());
         let c = parse(&["--local-llm-url", "http://x/v1", "--json-mode", "on"]);
         assert!(c.json_mode_enabled());
+    }
+
+    #[test]
+    fn user_budgets_default_to_a_tenth_of_the_global_ones() {
+        let c = parse(&[]);
+        assert_eq!(
+            c.user_budget(),
+            Budget {
+                requests: 1_000,
+                tokens: 500_000
+            }
+        );
+        let c = parse(&["--daily-request-budget", "5", "--daily-token-budget", "0"]);
+        assert_eq!(
+            c.user_budget(),
+            Budget {
+                requests: 1,
+                tokens: 0
+            }
+        );
+        let c = parse(&[
+            "--user-daily-request-budget",
+            "0",
+            "--user-daily-token-budget",
+            "7",
+        ]);
+        assert_eq!(
+            c.user_budget(),
+            Budget {
+                requests: 0,
+                tokens: 7
+            }
+        );
     }
 
     #[test]

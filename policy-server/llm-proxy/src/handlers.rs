@@ -1,17 +1,18 @@
 //! HTTP handlers: discovery, corrections, health, metrics, and the client-auth gate.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{Path, Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use correction_api::{
-    decode_token, Correction, CorrectionRequest, CorrectionStatus, TokenError, API_VERSION, GROUP,
-    KIND, RESOURCE, SINGULAR, VERSION,
+    decode_token_with_user, encode_token, Correction, CorrectionRequest, CorrectionStatus,
+    TokenError, API_VERSION, GROUP, KIND, RESOURCE, SINGULAR, VERSION,
 };
 use serde_json::{json, Value};
 
@@ -185,25 +186,100 @@ async fn metrics(State(app): State<SharedState>) -> Response {
         .into_response()
 }
 
+/// The user a correction is for (the budget subject), and who asked for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requester {
+    /// The end user named in the token by the policy, else the aggregator's `X-Remote-User`,
+    /// else [`ANONYMOUS`].
+    pub user: String,
+    pub groups: Vec<String>,
+    /// `X-Remote-User`, as set by the aggregator (the policy server's own identity when the
+    /// policy asks): who made the request.
+    pub caller: Option<String>,
+}
+
+/// The budget subject of requests that name no user at all.
+pub const ANONYMOUS: &str = "system:anonymous";
+
+/// `X-Remote-User` and `X-Remote-Group`, trusted only on connections that passed the
+/// front-proxy client certificate check (anyone else could set them).
+fn remote_user(
+    identity: Option<&ClientIdentity>,
+    headers: &HeaderMap,
+) -> (Option<String>, Vec<String>) {
+    if !matches!(identity, Some(ClientIdentity::Allowed(_))) {
+        return (None, Vec::new());
+    }
+    let text = |v: &axum::http::HeaderValue| {
+        v.to_str()
+            .ok()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+    };
+    let user = headers.get("x-remote-user").and_then(text);
+    let groups = headers
+        .get_all("x-remote-group")
+        .iter()
+        .filter_map(text)
+        .collect();
+    (user, groups)
+}
+
+/// What a correction request came to.
+struct Answered {
+    correction: Correction,
+    outcome: &'static str,
+    /// Tokens this request made the LLM spend (0 when cached or shared).
+    tokens: u64,
+}
+
 async fn get_correction(
     State(app): State<SharedState>,
+    identity: Option<Extension<ClientIdentity>>,
+    headers: HeaderMap,
     token: Result<Path<String>, axum::extract::rejection::PathRejection>,
 ) -> Response {
     let started = Instant::now();
+    let (caller, caller_groups) = remote_user(identity.as_deref(), &headers);
+    let mut requester = Requester {
+        user: caller.clone().unwrap_or_else(|| ANONYMOUS.to_string()),
+        groups: caller_groups,
+        caller,
+    };
     let Ok(Path(token)) = token else {
         app.metrics.count_request("bad_request");
+        app.metrics
+            .count_user_request(&requester.user, "bad_request");
         return ApiError::bad_request("the correction name is not valid UTF-8").into_response();
     };
-    let result = app.correction(&token).await;
+    let result = app.correction(&token, &mut requester).await;
     let elapsed = started.elapsed();
     app.metrics.request_duration.observe(elapsed.as_secs_f64());
     // The token is the prompt: log only its size and a short prefix.
     let token_prefix: String = token.chars().take(16).collect();
+    let Requester {
+        user,
+        groups,
+        caller,
+    } = &requester;
+    let groups = groups.join(",");
+    let caller = caller.as_deref().unwrap_or("");
     match result {
-        Ok((correction, outcome)) => {
+        Ok(Answered {
+            correction,
+            outcome,
+            tokens,
+        }) => {
             app.metrics.count_request(outcome);
+            app.metrics.count_user_request(user, outcome);
             tracing::info!(
                 outcome,
+                user = %user,
+                groups = %groups,
+                caller = %caller,
+                tokens,
+                cached = correction.status.cached,
                 token_len = token.len(),
                 token_prefix,
                 elapsed_ms = elapsed.as_millis() as u64,
@@ -215,7 +291,21 @@ async fn get_correction(
             error.message = app.upstream.redact(error.message);
             let outcome = outcome_for(error.code);
             app.metrics.count_request(outcome);
-            tracing::info!(outcome, code = error.code.as_u16(), message = %error.message, token_len = token.len(), token_prefix, elapsed_ms = elapsed.as_millis() as u64, "correction failed");
+            app.metrics.count_user_request(user, outcome);
+            tracing::info!(
+                outcome,
+                user = %user,
+                groups = %groups,
+                caller = %caller,
+                tokens = 0u64,
+                cached = false,
+                code = error.code.as_u16(),
+                error = %error.message,
+                token_len = token.len(),
+                token_prefix,
+                elapsed_ms = elapsed.as_millis() as u64,
+                "correction failed"
+            );
             error.into_response()
         }
     }
@@ -242,7 +332,13 @@ fn seconds(d: Duration) -> u64 {
 }
 
 impl AppState {
-    async fn correction(&self, token: &str) -> Result<(Correction, &'static str), ApiError> {
+    /// Answers one token. `requester` comes in as the caller and leaves as the user the
+    /// correction was accounted to (the end user the token names, if any).
+    async fn correction(
+        &self,
+        token: &str,
+        requester: &mut Requester,
+    ) -> Result<Answered, ApiError> {
         if token.len() > self.max_token_bytes {
             return Err(ApiError::too_large(format!(
                 "the correction token is {} bytes, more than the limit of {}",
@@ -250,37 +346,57 @@ impl AppState {
                 self.max_token_bytes
             )));
         }
-        let request = decode_token(token, self.max_token_bytes).map_err(|e| match e {
+        let decoded = decode_token_with_user(token, self.max_token_bytes).map_err(|e| match e {
             TokenError::TooLarge { .. } | TokenError::DecodedTooLarge => {
                 ApiError::too_large(format!("invalid correction token: {e}"))
             }
             _ => ApiError::bad_request(format!("invalid correction token: {e}")),
         })?;
-        if let Some(answer) = self.cache.get(token) {
+        let request = decoded.request;
+        // Answers depend on the request alone: tokens naming different users for the same
+        // request share one cache entry (and one in-flight call).
+        let cache_key = match decoded.user {
+            Some(user) => {
+                requester.user = user.username;
+                requester.groups = user.groups;
+                Cow::Owned(encode_token(&request))
+            }
+            None => Cow::Borrowed(token),
+        };
+        let done = |answer: &Answer, cached: bool, outcome, tokens| Answered {
+            correction: correction(token, answer, cached),
+            outcome,
+            tokens,
+        };
+        if let Some(answer) = self.cache.get(&cache_key) {
             self.metrics.cache_hits.inc();
-            return Ok((correction(token, &answer, true), "cached"));
+            return Ok(done(&answer, true, "cached", 0));
         }
         self.metrics.cache_misses.inc();
         let deadline = Instant::now() + self.request_deadline;
+        let user = requester.user.as_str();
         let (result, source) = self
             .cache
-            .get_or_call(token, || self.call_upstream(&request, deadline))
+            .get_or_call(&cache_key, || self.call_upstream(&request, deadline, user))
             .await;
-        let outcome = match source {
-            Source::Upstream => "answered",
+        let answer = result?;
+        Ok(match source {
+            Source::Upstream => {
+                let tokens = answer.usage.prompt_tokens + answer.usage.completion_tokens;
+                done(&answer, false, "answered", tokens)
+            }
             Source::Shared => {
                 self.metrics.shared_calls.inc();
-                "shared"
+                done(&answer, false, "shared", 0)
             }
-        };
-        let answer = result?;
-        Ok((correction(token, &answer, false), outcome))
+        })
     }
 
     async fn call_upstream(
         &self,
         request: &CorrectionRequest,
         deadline: Instant,
+        user: &str,
     ) -> Result<Answer, ApiError> {
         let permit = self.circuit.acquire().map_err(|wait| {
             ApiError::unavailable(
@@ -288,7 +404,8 @@ impl AppState {
                 Some(seconds(wait).max(1)),
             )
         })?;
-        self.limits.admit().map_err(|refusal| match refusal {
+        let per_user = self.limits.per_user();
+        self.limits.admit(user).map_err(|refusal| match refusal {
             Refusal::Rate(wait) => ApiError::too_many_requests(
                 "the proxy's upstream rate limit is reached",
                 seconds(wait),
@@ -299,6 +416,20 @@ impl AppState {
             ),
             Refusal::Tokens(wait) => ApiError::too_many_requests(
                 "the daily LLM token budget is exhausted",
+                seconds(wait),
+            ),
+            Refusal::UserRequests(wait) => ApiError::too_many_requests(
+                format!(
+                    "the daily LLM request budget of user {user:?} is exhausted ({} LLM calls per user per day)",
+                    per_user.requests
+                ),
+                seconds(wait),
+            ),
+            Refusal::UserTokens(wait) => ApiError::too_many_requests(
+                format!(
+                    "the daily LLM token budget of user {user:?} is exhausted ({} tokens per user per day)",
+                    per_user.tokens
+                ),
                 seconds(wait),
             ),
         })?;
@@ -313,8 +444,9 @@ impl AppState {
                 }
                 let (prompt, completion) =
                     (answer.usage.prompt_tokens, answer.usage.completion_tokens);
-                self.limits.spend_tokens(prompt + completion);
+                self.limits.spend_tokens(user, prompt + completion);
                 self.metrics.add_tokens(prompt, completion);
+                self.metrics.add_user_tokens(user, prompt + completion);
             }
             Err(error) if error.is_upstream_failure() => {
                 if permit.record(false) == Transition::Opened {

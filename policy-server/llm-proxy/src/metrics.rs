@@ -1,5 +1,8 @@
 //! Prometheus metrics. No label ever holds a token, a prompt or the API key.
 
+use std::collections::HashSet;
+use std::sync::Mutex;
+
 use prometheus_client::encoding::text::encode;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -17,6 +20,23 @@ pub struct OutcomeLabels {
 pub struct KindLabels {
     pub kind: String,
 }
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct UserOutcomeLabels {
+    pub user: String,
+    pub outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct UserLabels {
+    pub user: String,
+}
+
+/// The `user` label value of users beyond `--metrics-max-users`.
+pub const OTHER_USERS: &str = "other";
+
+/// Default for `--metrics-max-users`.
+pub const DEFAULT_MAX_USER_LABELS: usize = 100;
 
 pub struct Metrics {
     registry: Registry,
@@ -37,16 +57,27 @@ pub struct Metrics {
     pub key_reloads: Counter,
     pub key_redactions: Counter,
     pub refused_connections: Family<OutcomeLabels, Counter>,
+    pub user_requests: Family<UserOutcomeLabels, Counter>,
+    pub user_tokens: Family<UserLabels, Counter>,
+    /// Users that have their own label value (at most `max_user_labels`).
+    user_labels: Mutex<HashSet<String>>,
+    max_user_labels: usize,
 }
 
 impl Default for Metrics {
     fn default() -> Self {
-        Self::new()
+        Self::with_max_users(DEFAULT_MAX_USER_LABELS)
     }
 }
 
 impl Metrics {
     pub fn new() -> Metrics {
+        Metrics::with_max_users(DEFAULT_MAX_USER_LABELS)
+    }
+
+    /// Metrics whose per-user families hold at most `max_users` distinct user labels (plus
+    /// [`OTHER_USERS`]).
+    pub fn with_max_users(max_users: usize) -> Metrics {
         let mut registry = Registry::default();
         let m = Metrics {
             requests: Family::default(),
@@ -66,6 +97,10 @@ impl Metrics {
             key_reloads: Counter::default(),
             key_redactions: Counter::default(),
             refused_connections: Family::default(),
+            user_requests: Family::default(),
+            user_tokens: Family::default(),
+            user_labels: Mutex::new(HashSet::new()),
+            max_user_labels: max_users,
             registry: Registry::default(),
         };
         registry.register(
@@ -153,7 +188,48 @@ impl Metrics {
             "Connections or requests refused by client authentication, by reason",
             m.refused_connections.clone(),
         );
+        registry.register(
+            "crfix_proxy_user_requests",
+            "Correction requests by user (the budget subject) and outcome; users beyond --metrics-max-users are counted as user=\"other\"",
+            m.user_requests.clone(),
+        );
+        registry.register(
+            "crfix_proxy_user_llm_tokens",
+            "LLM tokens (prompt + completion) spent by user; users beyond --metrics-max-users are counted as user=\"other\"",
+            m.user_tokens.clone(),
+        );
         Metrics { registry, ..m }
+    }
+
+    /// The label value for `user`: itself while fewer than `max_user_labels` users have one,
+    /// else [`OTHER_USERS`]. Bounds the series count whatever users the callers name.
+    pub fn user_label(&self, user: &str) -> String {
+        let mut labels = self.user_labels.lock().unwrap_or_else(|p| p.into_inner());
+        if labels.contains(user) {
+            return user.to_string();
+        }
+        if labels.len() < self.max_user_labels {
+            labels.insert(user.to_string());
+            return user.to_string();
+        }
+        OTHER_USERS.to_string()
+    }
+
+    pub fn count_user_request(&self, user: &str, outcome: &str) {
+        self.user_requests
+            .get_or_create(&UserOutcomeLabels {
+                user: self.user_label(user),
+                outcome: outcome.to_string(),
+            })
+            .inc();
+    }
+
+    pub fn add_user_tokens(&self, user: &str, tokens: u64) {
+        self.user_tokens
+            .get_or_create(&UserLabels {
+                user: self.user_label(user),
+            })
+            .inc_by(tokens);
     }
 
     pub fn count_request(&self, outcome: &str) {
@@ -193,5 +269,33 @@ impl Metrics {
         // Writing to a String cannot fail.
         let _ = encode(&mut out, &self.registry);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_labels_are_capped() {
+        let m = Metrics::with_max_users(2);
+        m.count_user_request("alice", "answered");
+        m.count_user_request("bob", "answered");
+        m.count_user_request("carol", "answered");
+        m.count_user_request("dave", "cached");
+        m.add_user_tokens("alice", 5);
+        m.add_user_tokens("erin", 7);
+        let text = m.render();
+        for line in [
+            r#"crfix_proxy_user_requests_total{user="alice",outcome="answered"} 1"#,
+            r#"crfix_proxy_user_requests_total{user="bob",outcome="answered"} 1"#,
+            r#"crfix_proxy_user_requests_total{user="other",outcome="answered"} 1"#,
+            r#"crfix_proxy_user_requests_total{user="other",outcome="cached"} 1"#,
+            r#"crfix_proxy_user_llm_tokens_total{user="alice"} 5"#,
+            r#"crfix_proxy_user_llm_tokens_total{user="other"} 7"#,
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+        assert!(!text.contains("carol") && !text.contains("dave") && !text.contains("erin"));
     }
 }

@@ -64,7 +64,7 @@ pub async fn client_auth(config: &Config) -> anyhow::Result<ClientAuth> {
 }
 
 pub fn build_state(config: &Config) -> anyhow::Result<Arc<AppState>> {
-    let metrics = Arc::new(Metrics::new());
+    let metrics = Arc::new(Metrics::with_max_users(config.metrics_max_users));
     let (base_url, local) = config.upstream_base();
     let key = match (
         &config.api_key_file,
@@ -99,8 +99,8 @@ pub fn build_state(config: &Config) -> anyhow::Result<Arc<AppState>> {
         limits: Limits::new(
             config.rate_limit,
             config.rate_burst,
-            config.daily_request_budget,
-            config.daily_token_budget,
+            config.global_budget(),
+            config.user_budget(),
         ),
         metrics,
         max_token_bytes: config.max_token_bytes,

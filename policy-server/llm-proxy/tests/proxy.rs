@@ -5,7 +5,7 @@ mod common;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use common::{metric, token, Pki, ProxyBuilder};
+use common::{metric, token, token_for_user, Pki, ProxyBuilder};
 use fake_llm::{FakeLlm, Reply};
 use reqwest::blocking::Response;
 use serde_json::Value;
@@ -395,6 +395,7 @@ fn budgets_answer_429() {
     let llm = FakeLlm::start_blocking().unwrap();
     let proxy = ProxyBuilder::new(&pki, &llm.base_url())
         .arg("--daily-request-budget", "2")
+        .arg("--user-daily-request-budget", "0")
         .start();
     let client = pki.client(Some(&pki.allowed_client));
     assert_eq!(
@@ -440,6 +441,7 @@ fn budgets_answer_429() {
     llm.set_default(Reply::content_with_usage("{}", 8, 5));
     let proxy = ProxyBuilder::new(&pki, &llm.base_url())
         .arg("--daily-token-budget", "10")
+        .arg("--user-daily-token-budget", "0")
         .start();
     assert_eq!(
         client
@@ -829,4 +831,178 @@ fn graceful_shutdown_finishes_in_flight_requests() {
     let (code, body) = request.join().unwrap();
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["status"]["content"], "finished");
+}
+
+/// The JSON log lines of a proxy's stderr whose message is `message`.
+fn log_events(logs: &str, message: &str) -> Vec<Value> {
+    logs.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["message"] == message)
+        .collect()
+}
+
+#[test]
+fn per_user_budgets_attribution_and_metrics() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    llm.set_default(Reply::content_with_usage("{}", 30, 10));
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .arg("--daily-request-budget", "100")
+        .arg("--user-daily-request-budget", "2")
+        .arg("--metrics-max-users", "2")
+        .arg("--log-format", "json")
+        .start();
+    let client = pki.client(Some(&pki.allowed_client));
+    let get = |token: &str, user: Option<&str>, groups: &[&str]| {
+        let mut request = client.get(proxy.correction_url(token));
+        if let Some(user) = user {
+            request = request.header("X-Remote-User", user);
+        }
+        for group in groups {
+            request = request.header("X-Remote-Group", *group);
+        }
+        json(request.send().unwrap())
+    };
+
+    // Without a user in the token, the aggregator's X-Remote-User is accounted.
+    assert_eq!(
+        get(
+            &token("a1"),
+            Some("alice"),
+            &["dev", "system:authenticated"]
+        )
+        .0,
+        200
+    );
+    assert_eq!(get(&token("a2"), Some("alice"), &["dev"]).0, 200);
+    let (code, body) = get(&token("a3"), Some("alice"), &["dev"]);
+    assert_eq!(code, 429, "{body}");
+    assert_status(&body, 429, "TooManyRequests");
+    assert_eq!(
+        body["message"],
+        r#"the daily LLM request budget of user "alice" is exhausted (2 LLM calls per user per day)"#
+    );
+    assert!(body["details"]["retryAfterSeconds"].as_u64().unwrap() > 0);
+    assert_eq!(
+        llm.request_count(),
+        2,
+        "a refused user costs no upstream call"
+    );
+    // Alice's spending does not touch Bob's budget; cached answers cost nothing.
+    assert_eq!(get(&token("b1"), Some("bob"), &[]).0, 200);
+    assert_eq!(get(&token("a1"), Some("alice"), &[]).0, 200);
+    assert_eq!(llm.request_count(), 3);
+
+    // A user named in the token by the policy is the budget subject, whoever the caller is;
+    // the answer for the same request is shared with the plain token's cache entry.
+    let policy_server = "system:serviceaccount:kubewarden:policy-server-default";
+    let (code, body) = get(
+        &token_for_user("a1", "alice", &["dev"]),
+        Some(policy_server),
+        &["system:serviceaccounts"],
+    );
+    assert_eq!(
+        (code, body["status"]["cached"].as_bool()),
+        (200, Some(true)),
+        "{body}"
+    );
+    let (code, body) = get(
+        &token_for_user("c1", "alice", &["dev"]),
+        Some(policy_server),
+        &[],
+    );
+    assert_eq!(code, 429, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains(r#"user "alice""#),
+        "{body}"
+    );
+    let (code, body) = get(
+        &token_for_user("c1", "carol", &["ops"]),
+        Some(policy_server),
+        &[],
+    );
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(
+        body["metadata"]["name"],
+        token_for_user("c1", "carol", &["ops"]).as_str(),
+        "the object keeps the name it was asked by"
+    );
+    // Headers are trusted only from an allowed front-proxy certificate: a direct client
+    // without one cannot pose as someone else (it is refused before anything).
+    let anonymous = pki.client(None);
+    let response = anonymous
+        .get(proxy.correction_url(&token("x")))
+        .header("X-Remote-User", "bob")
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    assert_eq!(llm.request_count(), 4);
+
+    let metrics = client
+        .get(proxy.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    let sample = |name: &str| metric(&metrics, name);
+    assert_eq!(
+        sample(r#"crfix_proxy_user_requests_total{user="alice",outcome="answered"}"#),
+        2.0,
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(r#"crfix_proxy_user_requests_total{user="alice",outcome="too_many_requests"}"#),
+        2.0
+    );
+    assert_eq!(
+        sample(r#"crfix_proxy_user_requests_total{user="alice",outcome="cached"}"#),
+        2.0
+    );
+    assert_eq!(
+        sample(r#"crfix_proxy_user_requests_total{user="bob",outcome="answered"}"#),
+        1.0
+    );
+    assert_eq!(
+        sample(r#"crfix_proxy_user_llm_tokens_total{user="alice"}"#),
+        80.0
+    );
+    // --metrics-max-users 2: carol is the third user, counted as "other".
+    assert_eq!(
+        sample(r#"crfix_proxy_user_requests_total{user="other",outcome="answered"}"#),
+        1.0
+    );
+    assert_eq!(
+        sample(r#"crfix_proxy_user_llm_tokens_total{user="other"}"#),
+        40.0
+    );
+    assert!(!metrics.contains("carol"), "{metrics}");
+
+    // Every correction is logged with its user, groups, caller, tokens and cache state.
+    let logs = proxy.logs();
+    let done = log_events(&logs, "correction");
+    let first = done
+        .iter()
+        .find(|e| e["user"] == "alice" && e["outcome"] == "answered")
+        .unwrap_or_else(|| panic!("{logs}"));
+    assert_eq!(first["groups"], "dev,system:authenticated");
+    assert_eq!(first["caller"], "alice");
+    assert_eq!(first["tokens"], 40);
+    assert_eq!(first["cached"], false);
+    let carol = done.iter().find(|e| e["user"] == "carol").unwrap();
+    assert_eq!(carol["groups"], "ops");
+    assert_eq!(carol["caller"], policy_server);
+    assert!(done.iter().any(|e| e["user"] == "alice"
+        && e["cached"] == true
+        && e["tokens"] == 0
+        && e["caller"] == policy_server));
+    let refused = log_events(&logs, "correction failed");
+    assert!(
+        refused
+            .iter()
+            .any(|e| e["user"] == "alice" && e["code"] == 429),
+        "{logs}"
+    );
 }

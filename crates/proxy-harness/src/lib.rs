@@ -63,6 +63,25 @@ pub struct Pki {
     pub allowed_client: String,
     pub disallowed_client: String,
     pub foreign_client: String,
+    server_ca: Ca,
+}
+
+/// A request-header client CA made apart from a [`Pki`] (to rotate to), with one client
+/// identity (PEM cert + key) of CN [`ALLOWED_CN`].
+pub struct ClientCa {
+    pub ca_pem: String,
+    pub allowed_client: String,
+}
+
+impl ClientCa {
+    pub fn new(name: &str) -> ClientCa {
+        let ca = new_ca(name);
+        let (cert, key) = leaf(&ca, ALLOWED_CN, &[], ExtendedKeyUsagePurpose::ClientAuth);
+        ClientCa {
+            ca_pem: ca.cert.pem(),
+            allowed_client: format!("{cert}{key}"),
+        }
+    }
 }
 
 impl Default for Pki {
@@ -100,8 +119,19 @@ impl Pki {
             allowed_client: identity(&client_ca, ALLOWED_CN),
             disallowed_client: identity(&client_ca, "system:anonymous-intruder"),
             foreign_client: identity(&foreign_ca, ALLOWED_CN),
+            server_ca,
             dir,
         }
+    }
+
+    /// A new serving certificate (PEM cert, PEM key) for 127.0.0.1 from the same serving CA.
+    pub fn issue_serving_cert(&self) -> (String, String) {
+        leaf(
+            &self.server_ca,
+            "crfix-llm-proxy",
+            &["localhost", "127.0.0.1"],
+            ExtendedKeyUsagePurpose::ServerAuth,
+        )
     }
 
     /// A blocking client that trusts the serving CA and presents `identity` (PEM cert + key).
@@ -135,7 +165,8 @@ impl Pki {
     }
 }
 
-fn free_port() -> u16 {
+/// A TCP port free on 127.0.0.1 right now.
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

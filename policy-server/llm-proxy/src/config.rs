@@ -58,6 +58,17 @@ pub struct Config {
     #[arg(long, env = "CRFIX_AUTHENTICATION_FROM_CLUSTER")]
     pub authentication_from_cluster: bool,
 
+    /// How often to re-read the serving certificate, its key and the request-header CA file;
+    /// new connections use them once they changed and are valid. 0 switches it off.
+    #[arg(long, env = "CRFIX_CERT_RELOAD_INTERVAL", value_parser = humantime::parse_duration, default_value = "10s")]
+    pub cert_reload_interval: Duration,
+
+    /// With --authentication-from-cluster: how often to re-read the ConfigMap
+    /// kube-system/extension-apiserver-authentication (request-header CA rotation). 0
+    /// switches it off.
+    #[arg(long, env = "CRFIX_CLUSTER_AUTH_RELOAD_INTERVAL", value_parser = humantime::parse_duration, default_value = "1m")]
+    pub cluster_auth_reload_interval: Duration,
+
     /// Do not ask for client certificates. For local use only: anyone who can reach the
     /// port can spend the LLM budget.
     #[arg(long, env = "CRFIX_INSECURE_SKIP_CLIENT_AUTH")]

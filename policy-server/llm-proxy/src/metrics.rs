@@ -28,6 +28,11 @@ pub struct UserOutcomeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabels {
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct UserLabels {
     pub user: String,
 }
@@ -58,6 +63,7 @@ pub struct Metrics {
     pub key_redactions: Counter,
     pub refused_connections: Family<OutcomeLabels, Counter>,
     pub user_requests: Family<UserOutcomeLabels, Counter>,
+    pub tls_reloads: Family<ResultLabels, Counter>,
     pub user_tokens: Family<UserLabels, Counter>,
     /// Users that have their own label value (at most `max_user_labels`).
     user_labels: Mutex<HashSet<String>>,
@@ -98,6 +104,7 @@ impl Metrics {
             key_redactions: Counter::default(),
             refused_connections: Family::default(),
             user_requests: Family::default(),
+            tls_reloads: Family::default(),
             user_tokens: Family::default(),
             user_labels: Mutex::new(HashSet::new()),
             max_user_labels: max_users,
@@ -189,6 +196,11 @@ impl Metrics {
             m.refused_connections.clone(),
         );
         registry.register(
+            "crfix_proxy_tls_reloads",
+            "TLS configuration reloads (serving certificate, request-header CA), by result: ok, or error (the previous configuration stays)",
+            m.tls_reloads.clone(),
+        );
+        registry.register(
             "crfix_proxy_user_requests",
             "Correction requests by user (the budget subject) and outcome; users beyond --metrics-max-users are counted as user=\"other\"",
             m.user_requests.clone(),
@@ -213,6 +225,14 @@ impl Metrics {
             return user.to_string();
         }
         OTHER_USERS.to_string()
+    }
+
+    pub fn count_tls_reload(&self, result: &str) {
+        self.tls_reloads
+            .get_or_create(&ResultLabels {
+                result: result.to_string(),
+            })
+            .inc();
     }
 
     pub fn count_user_request(&self, user: &str, outcome: &str) {

@@ -1,8 +1,9 @@
 //! Wiring: configuration → client auth → TLS → state → accept loop with graceful shutdown.
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use hyper::body::Incoming;
@@ -18,49 +19,175 @@ use crate::cache::AnswerCache;
 use crate::circuit::Circuit;
 use crate::config::Config;
 use crate::handlers::{self, AppState};
+use crate::incluster::RequestHeaderAuth;
 use crate::key::{ApiKey, KeySource};
 use crate::limits::Limits;
 use crate::metrics::Metrics;
-use crate::tls::{self, ClientAuth, ClientIdentity};
+use crate::tls::{ClientAuth, ClientIdentity, LiveTls, TlsInputs, Update};
 use crate::upstream::{Upstream, UpstreamOptions};
 
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Resolves client authentication from flags and, if asked, from the cluster.
-pub async fn client_auth(config: &Config) -> anyhow::Result<ClientAuth> {
+/// Where the TLS inputs come from: files, and the cluster's ConfigMap. Read at start and
+/// again on every reload tick.
+pub struct TlsSources {
+    cert_file: PathBuf,
+    key_file: PathBuf,
+    ca_file: Option<PathBuf>,
+    /// From `--requestheader-allowed-names`; empty takes the cluster's.
+    allowed_names: Vec<String>,
+    from_cluster: bool,
+    disabled: bool,
+}
+
+impl TlsSources {
+    pub fn from_config(config: &Config) -> TlsSources {
+        let mut allowed_names = config.requestheader_allowed_names.clone();
+        allowed_names.retain(|n| !n.trim().is_empty());
+        TlsSources {
+            cert_file: config.tls_cert_file.clone(),
+            key_file: config.tls_private_key_file.clone(),
+            ca_file: config.requestheader_client_ca_file.clone(),
+            allowed_names,
+            from_cluster: config.authentication_from_cluster,
+            disabled: config.insecure_skip_client_auth,
+        }
+    }
+
+    fn uses_cluster(&self) -> bool {
+        self.from_cluster && !self.disabled
+    }
+
+    /// Reads every input; `cluster` is the last ConfigMap content read, if any. Explicit
+    /// `--requestheader-*` flags take precedence over the cluster's values.
+    pub fn read(&self, cluster: Option<&RequestHeaderAuth>) -> anyhow::Result<TlsInputs> {
+        let read = |path: &PathBuf, what: &str| {
+            std::fs::read(path).with_context(|| format!("reading the {what} {}", path.display()))
+        };
+        let cert_pem = read(&self.cert_file, "serving certificate")?;
+        let key_pem = read(&self.key_file, "private key")?;
+        if self.disabled {
+            return Ok(TlsInputs {
+                cert_pem,
+                key_pem,
+                auth: ClientAuth::Disabled,
+            });
+        }
+        let mut ca_pem = cluster.map(|c| c.client_ca_pem.clone());
+        if let Some(path) = &self.ca_file {
+            ca_pem = Some(read(path, "request-header CA")?);
+        }
+        let ca_pem = ca_pem.context(
+            "no request-header client CA: pass --requestheader-client-ca-file or --authentication-from-cluster (or --insecure-skip-client-auth for local use)",
+        )?;
+        let allowed_names = match cluster {
+            Some(c) if self.allowed_names.is_empty() => c.allowed_names.clone(),
+            _ => self.allowed_names.clone(),
+        };
+        Ok(TlsInputs {
+            cert_pem,
+            key_pem,
+            auth: ClientAuth::RequestHeader {
+                ca_pem,
+                allowed_names,
+            },
+        })
+    }
+}
+
+/// Re-reads the certificate files every `file_interval` and the cluster's ConfigMap every
+/// `cluster_interval` (0 switches either off), and switches new connections to the new
+/// configuration when something changed. A broken or half-written new input keeps the
+/// previous configuration and is reported once (by log and metric) until it changes.
+async fn reload_tls(
+    sources: TlsSources,
+    live: Arc<LiveTls>,
+    mut cluster: Option<RequestHeaderAuth>,
+    file_interval: Duration,
+    cluster_interval: Duration,
+    metrics: Arc<Metrics>,
+) {
+    let cluster_interval = if sources.uses_cluster() {
+        cluster_interval
+    } else {
+        Duration::ZERO
+    };
+    let tick = match (file_interval.is_zero(), cluster_interval.is_zero()) {
+        (true, true) => return,
+        (false, true) => file_interval,
+        (true, false) => cluster_interval,
+        (false, false) => file_interval.min(cluster_interval),
+    };
+    let mut ticker = tokio::time::interval(tick);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await;
+    let mut cluster_read_at = Instant::now();
+    let mut last_error: Option<String> = None;
+    loop {
+        ticker.tick().await;
+        let mut cluster_changed = false;
+        if !cluster_interval.is_zero() && cluster_read_at.elapsed() >= cluster_interval {
+            cluster_read_at = Instant::now();
+            match crate::incluster::fetch().await {
+                Ok(fresh) => {
+                    cluster_changed = cluster.as_ref() != Some(&fresh);
+                    cluster = Some(fresh);
+                }
+                Err(error) => {
+                    metrics.count_tls_reload("error");
+                    tracing::error!(
+                        error = format!("{error:#}"),
+                        "re-reading kube-system/extension-apiserver-authentication failed; keeping the previous request-header CA"
+                    );
+                }
+            }
+        }
+        if file_interval.is_zero() && !cluster_changed {
+            continue;
+        }
+        let result = sources
+            .read(cluster.as_ref())
+            .and_then(|inputs| live.update(inputs));
+        match result {
+            Ok(Update::Reloaded) => {
+                last_error = None;
+                metrics.count_tls_reload("ok");
+                tracing::info!("TLS configuration reloaded: new connections use the new serving certificate and request-header CA");
+            }
+            Ok(_) => {}
+            Err(error) => {
+                let error = format!("{error:#}");
+                if last_error.as_ref() != Some(&error) {
+                    metrics.count_tls_reload("error");
+                    tracing::error!(%error, "TLS reload failed; keeping the previous certificate and client CA");
+                    last_error = Some(error);
+                }
+            }
+        }
+    }
+}
+
+/// Reads the cluster's request-header authentication, if configured, and logs the
+/// client-authentication mode.
+pub async fn initial_cluster_auth(
+    config: &Config,
+    sources: &TlsSources,
+) -> anyhow::Result<Option<RequestHeaderAuth>> {
     if config.insecure_skip_client_auth {
         tracing::warn!(
             "!!! CLIENT AUTHENTICATION IS DISABLED (--insecure-skip-client-auth): anyone who can reach {} can spend the LLM budget. Use this only on a developer machine. !!!",
             config.listen
         );
-        return Ok(ClientAuth::Disabled);
+        return Ok(None);
     }
-    let (mut ca_pem, mut allowed_names) = (None, config.requestheader_allowed_names.clone());
-    allowed_names.retain(|n| !n.trim().is_empty());
-    if config.authentication_from_cluster {
+    let cluster = if sources.uses_cluster() {
         let from_cluster = crate::incluster::fetch().await?;
         tracing::info!(allowed_names = ?from_cluster.allowed_names, "read request-header authentication from kube-system/extension-apiserver-authentication");
-        ca_pem = Some(from_cluster.client_ca_pem);
-        if allowed_names.is_empty() {
-            allowed_names = from_cluster.allowed_names;
-        }
-    }
-    if let Some(path) = &config.requestheader_client_ca_file {
-        ca_pem = Some(
-            std::fs::read(path)
-                .with_context(|| format!("reading the request-header CA {}", path.display()))?,
-        );
-    }
-    let ca_pem = ca_pem.context(
-        "no request-header client CA: pass --requestheader-client-ca-file or --authentication-from-cluster (or --insecure-skip-client-auth for local use)",
-    )?;
-    if allowed_names.is_empty() {
-        tracing::warn!("--requestheader-allowed-names is empty: any certificate signed by the request-header CA is accepted");
-    }
-    Ok(ClientAuth::RequestHeader {
-        ca_pem,
-        allowed_names,
-    })
+        Some(from_cluster)
+    } else {
+        None
+    };
+    Ok(cluster)
 }
 
 pub fn build_state(config: &Config) -> anyhow::Result<Arc<AppState>> {
@@ -123,13 +250,15 @@ fn display_host(url: &str) -> String {
 }
 
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let auth = client_auth(&config).await?;
-    let tls_config = tls::server_config(
-        &config.tls_cert_file,
-        &config.tls_private_key_file,
-        &auth,
-        false,
-    )?;
+    let sources = TlsSources::from_config(&config);
+    let cluster = initial_cluster_auth(&config, &sources).await?;
+    let inputs = sources.read(cluster.as_ref())?;
+    if matches!(&inputs.auth, ClientAuth::RequestHeader { allowed_names, .. } if allowed_names.is_empty())
+    {
+        tracing::warn!("--requestheader-allowed-names is empty: any certificate signed by the request-header CA is accepted");
+    }
+    let client_auth = !matches!(inputs.auth, ClientAuth::Disabled);
+    let live = Arc::new(LiveTls::new(inputs, false)?);
     let state = build_state(&config)?;
     let listener = TcpListener::bind(config.listen)
         .await
@@ -139,19 +268,28 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         upstream = %display_host(config.upstream_base().0),
         model = %config.model,
         json_mode = config.json_mode_enabled(),
-        client_auth = !matches!(auth, ClientAuth::Disabled),
+        client_auth,
         "crfix-llm-proxy serving"
     );
-    serve(
+    let reloader = tokio::spawn(reload_tls(
+        sources,
+        Arc::clone(&live),
+        cluster,
+        config.cert_reload_interval,
+        config.cluster_auth_reload_interval,
+        Arc::clone(&state.metrics),
+    ));
+    let result = serve(
         listener,
-        TlsAcceptor::from(Arc::new(tls_config)),
-        auth,
+        live,
         state,
         config.max_token_bytes,
         shutdown_signal(),
         config.shutdown_grace,
     )
-    .await
+    .await;
+    reloader.abort();
+    result
 }
 
 async fn shutdown_signal() {
@@ -178,8 +316,7 @@ async fn shutdown_signal() {
 
 pub async fn serve(
     listener: TcpListener,
-    acceptor: TlsAcceptor,
-    auth: ClientAuth,
+    tls: Arc<LiveTls>,
     state: Arc<AppState>,
     max_token_bytes: usize,
     shutdown: impl Future<Output = ()>,
@@ -194,7 +331,6 @@ pub async fn serve(
     builder.http2().max_header_list_size(header_room);
     let builder = Arc::new(builder);
     let graceful = GracefulShutdown::new();
-    let auth = Arc::new(auth);
     tokio::pin!(shutdown);
 
     loop {
@@ -211,13 +347,10 @@ pub async fn serve(
             },
         };
         let _ = tcp.set_nodelay(true);
-        let (acceptor, app, builder, auth, state) = (
-            acceptor.clone(),
-            app.clone(),
-            Arc::clone(&builder),
-            Arc::clone(&auth),
-            Arc::clone(&state),
-        );
+        // Each connection takes the configuration current when it is accepted.
+        let (tls_config, auth) = tls.current();
+        let acceptor = TlsAcceptor::from(tls_config);
+        let (app, builder, state) = (app.clone(), Arc::clone(&builder), Arc::clone(&state));
         let watcher = graceful.watcher();
         tokio::spawn(async move {
             let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {

@@ -1,8 +1,7 @@
 //! TLS: the serving certificate, and client authentication as an aggregated API server does
 //! it (certificate chained to the request-header CA, CN in the allowed names).
 
-use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 
 use anyhow::{bail, Context};
 use rustls::server::WebPkiClientVerifier;
@@ -24,7 +23,7 @@ pub enum ClientIdentity {
 }
 
 /// Client authentication settings.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClientAuth {
     Disabled,
     RequestHeader {
@@ -57,17 +56,6 @@ fn common_name(der: &CertificateDer<'_>) -> Option<String> {
     cn.as_str().ok().map(str::to_string)
 }
 
-pub fn load_certs(path: &Path) -> anyhow::Result<Vec<CertificateDer<'static>>> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .with_context(|| format!("reading certificates from {}", path.display()))?
-        .collect::<Result<Vec<_>, _>>()
-        .with_context(|| format!("parsing certificates in {}", path.display()))?;
-    if certs.is_empty() {
-        bail!("no certificate in {}", path.display());
-    }
-    Ok(certs)
-}
-
 fn certs_from_pem(pem: &[u8]) -> anyhow::Result<Vec<CertificateDer<'static>>> {
     let certs = CertificateDer::pem_slice_iter(pem)
         .collect::<Result<Vec<_>, _>>()
@@ -78,16 +66,21 @@ fn certs_from_pem(pem: &[u8]) -> anyhow::Result<Vec<CertificateDer<'static>>> {
     Ok(certs)
 }
 
+/// A rustls server configuration from PEM serving certificate chain and key.
 pub fn server_config(
-    cert_file: &Path,
-    key_file: &Path,
+    cert_pem: &[u8],
+    key_pem: &[u8],
     auth: &ClientAuth,
     http2_only_alpn: bool,
 ) -> anyhow::Result<ServerConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let certs = load_certs(cert_file)?;
-    let key = PrivateKeyDer::from_pem_file(key_file)
-        .with_context(|| format!("reading the private key in {}", key_file.display()))?;
+    let certs = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .context("parsing the serving certificate")?;
+    if certs.is_empty() {
+        bail!("the serving certificate file holds no certificate");
+    }
+    let key = PrivateKeyDer::from_pem_slice(key_pem).context("reading the private key")?;
     let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
         .context("TLS protocol versions")?;
@@ -116,4 +109,80 @@ pub fn server_config(
         vec![b"h2".to_vec(), b"http/1.1".to_vec()]
     };
     Ok(config)
+}
+
+/// Everything a TLS configuration is built from. Compared as bytes to notice a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsInputs {
+    pub cert_pem: Vec<u8>,
+    pub key_pem: Vec<u8>,
+    pub auth: ClientAuth,
+}
+
+/// The TLS configuration and client authentication new connections use. Replaced as a
+/// whole when the certificate, key, client CA or allowed names change; connections already
+/// open keep the configuration they were accepted with.
+pub struct LiveTls {
+    current: RwLock<(Arc<ServerConfig>, Arc<ClientAuth>)>,
+    /// What `current` was built from, and the last inputs that failed (not retried until
+    /// they change, so a broken file is reported once).
+    applied: Mutex<(TlsInputs, Option<TlsInputs>)>,
+    http2_only_alpn: bool,
+}
+
+/// What [`LiveTls::update`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Update {
+    Unchanged,
+    Reloaded,
+    /// The new inputs are broken; the previous configuration stays.
+    Failed,
+}
+
+impl LiveTls {
+    pub fn new(inputs: TlsInputs, http2_only_alpn: bool) -> anyhow::Result<LiveTls> {
+        let config = server_config(
+            &inputs.cert_pem,
+            &inputs.key_pem,
+            &inputs.auth,
+            http2_only_alpn,
+        )?;
+        Ok(LiveTls {
+            current: RwLock::new((Arc::new(config), Arc::new(inputs.auth.clone()))),
+            applied: Mutex::new((inputs, None)),
+            http2_only_alpn,
+        })
+    }
+
+    /// The configuration and client authentication for a new connection.
+    pub fn current(&self) -> (Arc<ServerConfig>, Arc<ClientAuth>) {
+        let current = self.current.read().unwrap_or_else(|p| p.into_inner());
+        (Arc::clone(&current.0), Arc::clone(&current.1))
+    }
+
+    /// Switches to `inputs` if they differ from the applied ones and make a valid
+    /// configuration; otherwise keeps the current one.
+    pub fn update(&self, inputs: TlsInputs) -> anyhow::Result<Update> {
+        let mut applied = self.applied.lock().unwrap_or_else(|p| p.into_inner());
+        if inputs == applied.0 || applied.1.as_ref() == Some(&inputs) {
+            return Ok(Update::Unchanged);
+        }
+        match server_config(
+            &inputs.cert_pem,
+            &inputs.key_pem,
+            &inputs.auth,
+            self.http2_only_alpn,
+        ) {
+            Ok(config) => {
+                *self.current.write().unwrap_or_else(|p| p.into_inner()) =
+                    (Arc::new(config), Arc::new(inputs.auth.clone()));
+                *applied = (inputs, None);
+                Ok(Update::Reloaded)
+            }
+            Err(error) => {
+                applied.1 = Some(inputs);
+                Err(error)
+            }
+        }
+    }
 }

@@ -5,7 +5,7 @@ mod common;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use common::{metric, token, token_for_user, Pki, ProxyBuilder};
+use common::{metric, token, token_for_user, ClientCa, Pki, Proxy, ProxyBuilder};
 use fake_llm::{FakeLlm, Reply};
 use reqwest::blocking::Response;
 use serde_json::Value;
@@ -1005,4 +1005,128 @@ fn per_user_budgets_attribution_and_metrics() {
             .any(|e| e["user"] == "alice" && e["code"] == 429),
         "{logs}"
     );
+}
+
+/// The certificate (DER) the proxy serves to a new connection from `identity`, or the
+/// connection error.
+fn served_certificate(pki: &Pki, proxy: &Proxy, identity: &str) -> Result<Vec<u8>, String> {
+    let client = reqwest::blocking::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(pki.server_ca_pem.as_bytes()).unwrap())
+        .identity(reqwest::Identity::from_pem(identity.as_bytes()).unwrap())
+        .tls_info(true)
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let response = client
+        .get(proxy.url("/apis"))
+        .send()
+        .map_err(|e| format!("{e:?}"))?;
+    if response.status() != 200 {
+        return Err(format!("HTTP {}", response.status()));
+    }
+    let info = response
+        .extensions()
+        .get::<reqwest::tls::TlsInfo>()
+        .unwrap();
+    Ok(info.peer_certificate().unwrap().to_vec())
+}
+
+fn der(pem: &str) -> Vec<u8> {
+    use rustls_pki_types::pem::PemObject;
+    rustls_pki_types::CertificateDer::from_pem_slice(pem.as_bytes())
+        .unwrap()
+        .to_vec()
+}
+
+/// Polls `check` until it returns true, for at most 10 s.
+fn eventually(what: &str, proxy: &Proxy, mut check: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        if check() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{what} did not happen within 10 s:\n{}", proxy.logs());
+}
+
+#[test]
+fn certificates_and_client_ca_reload_without_restart() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .arg("--cert-reload-interval", "100ms")
+        .start();
+    let pid = proxy.pid();
+    let cert_a = std::fs::read_to_string(&pki.serving_cert_file).unwrap();
+    assert_eq!(
+        served_certificate(&pki, &proxy, &pki.allowed_client),
+        Ok(der(&cert_a))
+    );
+
+    // Rotate the serving certificate (a Secret update): new handshakes get cert B.
+    let (cert_b, key_b) = pki.issue_serving_cert();
+    std::fs::write(&pki.serving_key_file, &key_b).unwrap();
+    std::fs::write(&pki.serving_cert_file, &cert_b).unwrap();
+    eventually("serving certificate B", &proxy, || {
+        served_certificate(&pki, &proxy, &pki.allowed_client) == Ok(der(&cert_b))
+    });
+
+    // A broken new certificate keeps cert B and is reported.
+    std::fs::write(
+        &pki.serving_cert_file,
+        "-----BEGIN CERTIFICATE-----\nbroken\n",
+    )
+    .unwrap();
+    eventually("the reload error", &proxy, || {
+        proxy
+            .logs()
+            .contains("TLS reload failed; keeping the previous")
+    });
+    assert_eq!(
+        served_certificate(&pki, &proxy, &pki.allowed_client),
+        Ok(der(&cert_b))
+    );
+    std::fs::write(&pki.serving_cert_file, &cert_b).unwrap();
+
+    // Rotate the request-header client CA: a client of the new CA gets in, one of the old
+    // CA fails the handshake.
+    let new_ca = ClientCa::new("rotated request-header CA");
+    std::fs::write(&pki.client_ca_file, &new_ca.ca_pem).unwrap();
+    eventually("the new client CA", &proxy, || {
+        served_certificate(&pki, &proxy, &new_ca.allowed_client).is_ok()
+    });
+    let old = served_certificate(&pki, &proxy, &pki.allowed_client);
+    assert!(old.is_err(), "a client of the old CA is refused: {old:?}");
+
+    assert_eq!(proxy.pid(), pid, "no restart");
+    let client = reqwest::blocking::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(pki.server_ca_pem.as_bytes()).unwrap())
+        .identity(reqwest::Identity::from_pem(new_ca.allowed_client.as_bytes()).unwrap())
+        .build()
+        .unwrap();
+    assert_eq!(
+        client
+            .get(proxy.correction_url(&token("after rotation")))
+            .send()
+            .unwrap()
+            .status(),
+        200
+    );
+    let metrics = client
+        .get(proxy.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert_eq!(
+        metric(&metrics, r#"crfix_proxy_tls_reloads_total{result="ok"}"#),
+        2.0,
+        "cert B, then the new CA (restoring B itself changed nothing): {metrics}"
+    );
+    assert!(metric(&metrics, r#"crfix_proxy_tls_reloads_total{result="error"}"#) >= 1.0);
 }

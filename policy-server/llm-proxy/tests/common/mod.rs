@@ -1,7 +1,9 @@
 //! The shared test support, bound to this crate's own binary.
 #![allow(dead_code, unused_imports)]
 
-pub use proxy_harness::{metric, token, token_for_user, write_file, Pki, Proxy, ALLOWED_CN};
+pub use proxy_harness::{
+    free_port, metric, token, token_for_user, write_file, ClientCa, Pki, Proxy, ALLOWED_CN,
+};
 
 pub struct ProxyBuilder;
 

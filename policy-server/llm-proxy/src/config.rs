@@ -164,6 +164,12 @@ pub struct Config {
     #[arg(long, env = "CRFIX_MAX_TOKEN_BYTES", default_value_t = correction_api::DEFAULT_MAX_TOKEN_BYTES)]
     pub max_token_bytes: usize,
 
+    /// Also serve GET /metrics as plain HTTP on this address (e.g. 0.0.0.0:9090), for
+    /// Prometheus. Off by default; restrict who reaches it with a NetworkPolicy. /metrics
+    /// on the HTTPS port (front-proxy client certificate) stays available either way.
+    #[arg(long, env = "CRFIX_METRICS_BIND_ADDRESS")]
+    pub metrics_bind_address: Option<SocketAddr>,
+
     /// Log format.
     #[arg(long, env = "CRFIX_LOG_FORMAT", value_enum, default_value = "json")]
     pub log_format: LogFormat,

@@ -168,6 +168,15 @@ async fn readyz(State(app): State<SharedState>) -> Response {
     "ok".into_response()
 }
 
+/// The router of the plain-HTTP metrics listener: GET /metrics and nothing else.
+pub fn metrics_router(state: SharedState) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state)
+}
+
 async fn metrics(State(app): State<SharedState>) -> Response {
     let m = &app.metrics;
     m.cache_entries.set(app.cache.len() as i64);

@@ -28,6 +28,23 @@ pub struct UserOutcomeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct BuildLabels {
+    pub version: String,
+    pub commit: String,
+}
+
+/// The git commit the binary was built from: `CRFIX_GIT_COMMIT` at build time, if set.
+pub const GIT_COMMIT: &str = match option_env!("CRFIX_GIT_COMMIT") {
+    Some(commit) => commit,
+    None => "unknown",
+};
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ResultLabels {
     pub result: String,
 }
@@ -61,7 +78,8 @@ pub struct Metrics {
     pub budget_tokens_used: Gauge,
     pub key_reloads: Counter,
     pub key_redactions: Counter,
-    pub refused_connections: Family<OutcomeLabels, Counter>,
+    pub refused_connections: Family<ReasonLabels, Counter>,
+    pub build_info: Family<BuildLabels, Gauge>,
     pub user_requests: Family<UserOutcomeLabels, Counter>,
     pub tls_reloads: Family<ResultLabels, Counter>,
     pub user_tokens: Family<UserLabels, Counter>,
@@ -103,6 +121,7 @@ impl Metrics {
             key_reloads: Counter::default(),
             key_redactions: Counter::default(),
             refused_connections: Family::default(),
+            build_info: Family::default(),
             user_requests: Family::default(),
             tls_reloads: Family::default(),
             user_tokens: Family::default(),
@@ -196,6 +215,17 @@ impl Metrics {
             m.refused_connections.clone(),
         );
         registry.register(
+            "crfix_proxy_build_info",
+            "Always 1; the labels say which build runs (version, and git commit when the build knew it)",
+            m.build_info.clone(),
+        );
+        m.build_info
+            .get_or_create(&BuildLabels {
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                commit: GIT_COMMIT.to_string(),
+            })
+            .set(1);
+        registry.register(
             "crfix_proxy_tls_reloads",
             "TLS configuration reloads (serving certificate, request-header CA), by result: ok, or error (the previous configuration stays)",
             m.tls_reloads.clone(),
@@ -270,8 +300,8 @@ impl Metrics {
 
     pub fn count_refusal(&self, reason: &str) {
         self.refused_connections
-            .get_or_create(&OutcomeLabels {
-                outcome: reason.to_string(),
+            .get_or_create(&ReasonLabels {
+                reason: reason.to_string(),
             })
             .inc();
     }

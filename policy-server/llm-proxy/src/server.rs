@@ -260,6 +260,28 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let client_auth = !matches!(inputs.auth, ClientAuth::Disabled);
     let live = Arc::new(LiveTls::new(inputs, false)?);
     let state = build_state(&config)?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let metrics_server = match config.metrics_bind_address {
+        Some(address) => {
+            let listener = TcpListener::bind(address)
+                .await
+                .with_context(|| format!("binding the metrics address {address}"))?;
+            tracing::info!(listen = %listener.local_addr().unwrap_or(address), "serving /metrics over plain HTTP");
+            let mut stopped = stopped.clone();
+            let router = handlers::metrics_router(Arc::clone(&state));
+            Some(tokio::spawn(async move {
+                let result = axum::serve(listener, router)
+                    .with_graceful_shutdown(async move {
+                        let _ = stopped.wait_for(|stop| *stop).await;
+                    })
+                    .await;
+                if let Err(error) = result {
+                    tracing::error!(%error, "the metrics listener failed");
+                }
+            }))
+        }
+        None => None,
+    };
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;
@@ -279,16 +301,26 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         config.cluster_auth_reload_interval,
         Arc::clone(&state.metrics),
     ));
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop.send(true);
+    });
+    let mut main_stopped = stopped;
     let result = serve(
         listener,
         live,
         state,
         config.max_token_bytes,
-        shutdown_signal(),
+        async move {
+            let _ = main_stopped.wait_for(|stop| *stop).await;
+        },
         config.shutdown_grace,
     )
     .await;
     reloader.abort();
+    if let Some(metrics_server) = metrics_server {
+        let _ = tokio::time::timeout(config.shutdown_grace, metrics_server).await;
+    }
     result
 }
 

@@ -5,7 +5,7 @@ mod common;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use common::{metric, token, token_for_user, ClientCa, Pki, Proxy, ProxyBuilder};
+use common::{free_port, metric, token, token_for_user, ClientCa, Pki, Proxy, ProxyBuilder};
 use fake_llm::{FakeLlm, Reply};
 use reqwest::blocking::Response;
 use serde_json::Value;
@@ -313,21 +313,21 @@ fn clients_without_an_allowed_certificate_are_refused() {
     assert_eq!(
         metric(
             &metrics,
-            r#"crfix_proxy_refused_connections_total{outcome="cn_not_allowed"}"#
+            r#"crfix_proxy_refused_connections_total{reason="cn_not_allowed"}"#
         ),
         1.0
     );
     assert_eq!(
         metric(
             &metrics,
-            r#"crfix_proxy_refused_connections_total{outcome="no_client_certificate"}"#
+            r#"crfix_proxy_refused_connections_total{reason="no_client_certificate"}"#
         ),
         3.0
     );
     assert!(
         metric(
             &metrics,
-            r#"crfix_proxy_refused_connections_total{outcome="tls_handshake_failed"}"#
+            r#"crfix_proxy_refused_connections_total{reason="tls_handshake_failed"}"#
         ) >= 1.0
     );
 }
@@ -1129,4 +1129,86 @@ fn certificates_and_client_ca_reload_without_restart() {
         "cert B, then the new CA (restoring B itself changed nothing): {metrics}"
     );
     assert!(metric(&metrics, r#"crfix_proxy_tls_reloads_total{result="error"}"#) >= 1.0);
+}
+
+#[test]
+fn metrics_listener_serves_plain_http_for_prometheus() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    let port = free_port();
+    let mut proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .arg("--metrics-bind-address", &format!("127.0.0.1:{port}"))
+        .start();
+    let client = pki.client(Some(&pki.allowed_client));
+    let response = client
+        .get(proxy.correction_url(&token("scraped")))
+        .header("X-Remote-User", "alice")
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        pki.client(None)
+            .get(proxy.url("/apis"))
+            .send()
+            .unwrap()
+            .status(),
+        401
+    );
+
+    // Prometheus: plain HTTP, no client certificate.
+    let scraper = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let response = scraper
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/openmetrics-text"));
+    let metrics = response.text().unwrap();
+    let build_info = format!(
+        r#"crfix_proxy_build_info{{version="{}",commit="#,
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with(&build_info) && l.ends_with("} 1")),
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            r#"crfix_proxy_user_requests_total{user="alice",outcome="answered"}"#
+        ),
+        1.0,
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            r#"crfix_proxy_refused_connections_total{reason="no_client_certificate"}"#
+        ),
+        1.0
+    );
+    // Only /metrics: the API is not reachable over the metrics port.
+    let response = scraper
+        .get(format!(
+            "http://127.0.0.1:{port}/apis/crfix.dev/v1alpha1/corrections/{}",
+            token("scraped")
+        ))
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    assert_eq!(llm.request_count(), 1);
+
+    assert_eq!(proxy.terminate(), Some(0));
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the metrics listener stops with the proxy"
+    );
 }

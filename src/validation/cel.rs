@@ -527,6 +527,41 @@ pub fn compile(rule: &str) -> Result<CompiledRule, String> {
     })
 }
 
+impl CompiledRule {
+    /// An upper bound of the cost the API server charges for evaluating the rule on `value`
+    /// (see [`super::cost`]).
+    pub fn cost_bound(&self, value: &Value, old: Option<&Value>) -> u64 {
+        match &self.body {
+            Body::Cel(cel) => super::cost::bound(&cel.expression, value, old),
+            Body::Shortcut { shortcut, .. } => match shortcut {
+                Shortcut::Matches(pattern) => super::cost::matches_bound(value, pattern),
+                Shortcut::Has(_) => super::cost::HAS_BOUND,
+            },
+        }
+    }
+
+    /// What the API server estimates one evaluation of the rule costs on any value `schema`
+    /// allows; `None` when the rule does not compile here.
+    pub fn cost_estimate(&self, schema: &Value) -> Option<u64> {
+        match &self.body {
+            Body::Cel(cel) => Some(super::cost::estimate(&cel.expression, schema)),
+            Body::Shortcut { source, cel, .. } => {
+                match cel.get_or_init(|| compile_cel(source).map(|(cel, _)| cel)) {
+                    Ok(cel) => Some(super::cost::estimate(&cel.expression, schema)),
+                    Err(_) => None,
+                }
+            }
+        }
+    }
+}
+
+/// An upper bound of the cost of evaluating the `messageExpression` `source` on `value`, or
+/// why it does not compile.
+pub fn message_cost_bound(source: &str, value: &Value, old: Option<&Value>) -> Result<u64, String> {
+    let (rule, _) = compile_cel(source)?;
+    Ok(super::cost::bound(&rule.expression, value, old))
+}
+
 /// Functions the interpreter evaluates itself, without looking them up in the environment
 /// (`cel::objects::Value::resolve_val`): a rule that calls nothing else needs no standard
 /// library.
@@ -812,6 +847,12 @@ fn run(
         }
     }
     CelValue::resolve(expression, &ctx)
+}
+
+/// The API server's error for a rule that failed at run time: cel-go's error, then the rule
+/// as it names it (`shown`: the rule's message, else the rule).
+pub fn runtime_error_message(error: &str, shown: &str) -> String {
+    format!("{error} evaluating rule: {shown}")
 }
 
 fn classify(e: ExecutionError) -> RuleResult {

@@ -15,6 +15,7 @@
 //! where the schema does not allow one counts as one): a warning says so.
 
 mod cel;
+mod cost;
 mod formats;
 
 use std::collections::HashSet;
@@ -130,8 +131,6 @@ struct Walker<'a> {
     errors: Vec<(Class, FieldError)>,
     warnings: Vec<String>,
     sites: Vec<CelSite<'a>>,
-    /// A type error (or a forbidden `null`) was found: CEL rules are not evaluated.
-    blocking: bool,
     depth_warned: bool,
 }
 
@@ -149,11 +148,10 @@ pub fn validate(
         errors: Vec::new(),
         warnings: Vec::new(),
         sites: Vec::new(),
-        blocking: false,
         depth_warned: false,
     };
     w.walk_root(schema, object, old_object);
-    w.run_cel();
+    w.run_cel(schema);
     let Walker {
         mut errors,
         mut warnings,
@@ -337,7 +335,6 @@ impl<'a> Walker<'a> {
     }
 
     fn type_error(&mut self, ptr: &str, _schema: &Value, value: &Value, expected: &str) {
-        self.blocking = true;
         let actual = json_type(value);
         self.push(
             Class::Structure,
@@ -387,7 +384,6 @@ impl<'a> Walker<'a> {
         }
         if value.is_null() {
             if !schema::is_nullable(schema) && !schema.is_null() {
-                self.blocking = true;
                 let expected = match schema::type_of(schema) {
                     "" if schema::is_int_or_string(schema) => "int-or-string",
                     "" => "non-null",
@@ -503,8 +499,10 @@ impl<'a> Walker<'a> {
         let fp = || pointer::to_field_path(ptr);
         let mut chars: Option<u64> = None;
         let mut count = || *chars.get_or_insert_with(|| s.chars().count() as u64);
+        let mut too_long = false;
         if let Some(limit) = schema.get("maxLength").and_then(uint) {
             if count() > limit {
+                too_long = true;
                 self.push(
                     Class::Value,
                     ptr.to_string(),
@@ -527,23 +525,13 @@ impl<'a> Walker<'a> {
                 );
             }
         }
+        // A string over its maxLength is not matched against its pattern or format: the
+        // object is rejected for its length anyway, and a hostile string could be megabytes.
+        if too_long {
+            return;
+        }
         if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
-            match self::cel::regex::get(pattern) {
-                Ok(re) if re.is_match(s) => {}
-                Ok(_) => self.push(
-                    Class::Value,
-                    ptr.to_string(),
-                    ErrorKind::Pattern {
-                        pattern: pattern.to_string(),
-                    },
-                    format!(
-                        "Invalid value: {}: {} in body should match '{pattern}'",
-                        shown(value),
-                        fp()
-                    ),
-                ),
-                Err(e) => self.warn(format!("crfix: pattern at {} not checked: {e}", fp())),
-            }
+            self.check_pattern(value, s, pattern, ptr);
         }
         if let Some(format) = schema.get("format").and_then(Value::as_str) {
             if formats::is_checked(format) && !formats::check(format, s) {
@@ -561,6 +549,36 @@ impl<'a> Walker<'a> {
                     ),
                 );
             }
+        }
+    }
+
+    fn check_pattern(&mut self, value: &Value, s: &str, pattern: &str, ptr: &str) {
+        let fp = || pointer::to_field_path(ptr);
+        // Matching costs the string's length times the pattern's: past the API server's
+        // per-call limit for a CEL `matches`, crfix does not run it (a limit of its own).
+        if cost::matches_bound(value, pattern) > cost::PER_CALL_LIMIT {
+            self.warn(format!(
+                "crfix: pattern at {} not checked: the value is too long ({} bytes) to match in time",
+                fp(),
+                s.len()
+            ));
+            return;
+        }
+        match self::cel::regex::get(pattern) {
+            Ok(re) if re.is_match(s) => {}
+            Ok(_) => self.push(
+                Class::Value,
+                ptr.to_string(),
+                ErrorKind::Pattern {
+                    pattern: pattern.to_string(),
+                },
+                format!(
+                    "Invalid value: {}: {} in body should match '{pattern}'",
+                    shown(value),
+                    fp()
+                ),
+            ),
+            Err(e) => self.warn(format!("crfix: pattern at {} not checked: {e}", fp())),
         }
     }
 
@@ -852,21 +870,22 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn run_cel(&mut self) {
-        if self.sites.is_empty() {
-            return;
-        }
-        if self.blocking {
-            self.warn(
-                "crfix: CEL validation rules were not evaluated because the object has type \
-                 errors; they run once those are corrected"
-                    .to_string(),
-            );
+    fn run_cel(&mut self, schema: &Value) {
+        // As the API server (customresource strategy, `hasBlockingErr`): no rule is evaluated
+        // while the object has an error that makes its shape unlike the one the rules were
+        // written for.
+        if self.errors.iter().any(|(_, e)| is_blocking(&e.kind)) {
+            if !self.sites.is_empty() || has_rules(schema, 0) {
+                self.warn(format!("crfix: {NOT_CHECKED}"));
+            }
             return;
         }
         let sites = std::mem::take(&mut self.sites);
-        let mut cache = RuleCache::default();
-        let mut evaluations = 0usize;
+        let mut run = CelRun {
+            cache: RuleCache::default(),
+            evaluations: 0,
+            budget: cost::RUNTIME_BUDGET,
+        };
         for site in &sites {
             let Some(rules) = site
                 .schema
@@ -882,27 +901,31 @@ impl<'a> Walker<'a> {
                 let Some(text) = rule.get("rule").and_then(Value::as_str) else {
                     continue;
                 };
-                evaluations += 1;
-                if evaluations > MAX_CEL_EVALUATIONS {
+                run.evaluations += 1;
+                if run.evaluations > MAX_CEL_EVALUATIONS {
                     self.warn(format!(
                         "crfix: more than {MAX_CEL_EVALUATIONS} CEL evaluations; the rest were not evaluated"
                     ));
                     return;
                 }
-                self.run_rule(&mut cache, site, rule, text);
+                if self.run_rule(&mut run, site, rule, text) == Flow::Stop {
+                    return;
+                }
             }
         }
     }
 
+    /// Evaluates one rule at one site; `Flow::Stop` when no further rule may run (the API
+    /// server's cost limits).
     fn run_rule(
         &mut self,
-        cache: &mut RuleCache<'a>,
+        run: &mut CelRun<'a>,
         site: &CelSite<'a>,
         rule: &'a Value,
         text: &'a str,
-    ) {
+    ) -> Flow {
         let fp = pointer::to_field_path(&site.pointer);
-        let compiled = cache.get(text);
+        let compiled = run.cache.get(text);
         let compiled = match compiled.as_ref() {
             Ok(c) => c,
             Err(why) => {
@@ -910,13 +933,18 @@ impl<'a> Walker<'a> {
                     &format!("crfix: CEL rule at {fp} not evaluated: {why}"),
                     300,
                 ));
-                return;
+                return Flow::Go;
             }
         };
         let optional_old = rule
             .get("optionalOldSelf")
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        // Transition rules run only where the old value exists (never on CREATE), unless the
+        // rule asks for an optional oldSelf.
+        if compiled.transition && !optional_old && site.old.is_none() {
+            return Flow::Go;
+        }
         let old_self = || {
             if !compiled.transition {
                 OldSelf::Absent
@@ -926,29 +954,36 @@ impl<'a> Walker<'a> {
                 site.old.map(OldSelf::Value).unwrap_or(OldSelf::Absent)
             }
         };
-        // Transition rules run only where the old value exists (never on CREATE), unless the
-        // rule asks for an optional oldSelf.
-        if compiled.transition && !optional_old && site.old.is_none() {
-            return;
+        let shown = rule_error_string(rule, text);
+        let bound = compiled.cost_bound(site.value, site.old);
+        if let Some(message) = charge(&mut run.budget, bound, &format!("rule: {shown}")) {
+            self.push_cost_error(site, text, compiled.transition, message);
+            return Flow::Stop;
         }
         let result = self::cel::evaluate(compiled, site.schema, site.value, old_self());
-        let reason = rule
-            .get("reason")
-            .and_then(Value::as_str)
-            .unwrap_or("FieldValueInvalid")
-            .to_string();
         let message = match result {
-            RuleResult::Pass => return,
+            RuleResult::Pass => return Flow::Go,
             RuleResult::Unsupported(why) => {
                 self.warn(truncate(
                     &format!("crfix: CEL rule at {fp} not evaluated: {why}"),
                     300,
                 ));
-                return;
+                return Flow::Go;
             }
-            RuleResult::Error(e) => format!("{e} evaluating rule: {text}"),
-            RuleResult::Fail => self.failure_message(rule, site, text, &fp, old_self()),
+            RuleResult::Error(e) => self::cel::runtime_error_message(&e, &shown),
+            RuleResult::Fail => match self.failure_message(run, rule, site, text, old_self()) {
+                Ok(m) => m,
+                Err(message) => {
+                    self.push_cost_error(site, text, compiled.transition, message);
+                    return Flow::Stop;
+                }
+            },
         };
+        let reason = rule
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("FieldValueInvalid")
+            .to_string();
         let message = match reason.as_str() {
             "FieldValueRequired" => format!("Required value: {message}"),
             "FieldValueForbidden" => format!("Forbidden: {message}"),
@@ -965,33 +1000,166 @@ impl<'a> Walker<'a> {
             },
             message,
         );
+        Flow::Go
+    }
+
+    /// A rule refused for its cost, at the rule's node, in the API server's words.
+    fn push_cost_error(
+        &mut self,
+        site: &CelSite<'a>,
+        text: &str,
+        transition: bool,
+        message: String,
+    ) {
+        self.push(
+            Class::Cel,
+            site.pointer.clone(),
+            ErrorKind::Cel {
+                rule: text.to_string(),
+                reason: "FieldValueInvalid".to_string(),
+                transition,
+            },
+            format!("Invalid value: \"{}\": {message}", rule_type_name(site)),
+        );
     }
 
     /// The message of a rule that evaluated to false: its `messageExpression`, else its
-    /// `message`, else the rule itself.
+    /// `message`, else the rule itself. `Err` (the API server's words) when the
+    /// `messageExpression` is over the cost limits: no further rule runs.
     fn failure_message(
         &mut self,
+        run: &mut CelRun<'a>,
         rule: &Value,
         site: &CelSite<'a>,
         text: &str,
-        fp: &str,
         old_self: OldSelf<'_>,
-    ) -> String {
+    ) -> Result<String, String> {
+        let fp = pointer::to_field_path(&site.pointer);
         if let Some(expr) = rule.get("messageExpression").and_then(Value::as_str) {
-            match self::cel::evaluate_message(expr, site.schema, site.value, old_self) {
-                Ok(m) if !m.trim().is_empty() => return m,
-                Ok(_) => {}
-                Err(e) => self.warn(truncate(
+            let what = format!("messageExpression: {expr:?}");
+            let outcome =
+                self::cel::message_cost_bound(expr, site.value, site.old).and_then(|bound| {
+                    match charge(&mut run.budget, bound, &what) {
+                        Some(message) => Ok(Err(message)),
+                        None => Ok(Ok(self::cel::evaluate_message(
+                            expr,
+                            site.schema,
+                            site.value,
+                            old_self,
+                        ))),
+                    }
+                });
+            match outcome {
+                Ok(Err(too_expensive)) => return Err(too_expensive),
+                Ok(Ok(Ok(m))) if !m.trim().is_empty() => return Ok(m.trim().to_string()),
+                Ok(Ok(Ok(_))) => {}
+                Ok(Ok(Err(e))) | Err(e) => self.warn(truncate(
                     &format!("crfix: messageExpression at {fp} not evaluated: {e}"),
                     300,
                 )),
             }
         }
-        rule.get("message")
+        Ok(rule
+            .get("message")
             .and_then(Value::as_str)
+            .map(str::trim)
             .filter(|m| !m.is_empty())
             .map(str::to_string)
-            .unwrap_or_else(|| format!("failed rule: {text}"))
+            .unwrap_or_else(|| format!("failed rule: {}", text.trim())))
+    }
+}
+
+/// The API server's words when the rules of an object are not evaluated because of other
+/// errors.
+pub const NOT_CHECKED: &str = "some validation rules were not checked because the object was \
+     invalid; correct the existing errors to complete validation";
+
+/// Whether the next rule is evaluated, or none is any more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Go,
+    Stop,
+}
+
+/// The state of one object's rule evaluations.
+struct CelRun<'a> {
+    cache: RuleCache<'a>,
+    evaluations: usize,
+    /// What is left of the API server's per-object budget.
+    budget: u64,
+}
+
+/// Charges `bound` to `budget`; `Some(message)` (the API server's words, `what` naming the
+/// rule or messageExpression) when it is over the per-call limit or the budget.
+fn charge(budget: &mut u64, bound: u64, what: &str) -> Option<String> {
+    if bound > cost::PER_CALL_LIMIT {
+        // The API server cancels the call at the limit; that much is charged first.
+        if cost::PER_CALL_LIMIT > *budget {
+            return Some(OUT_OF_BUDGET.to_string());
+        }
+        return Some(format!(
+            "'{CALL_LIMIT_EXCEEDED}': no further validation rules will be run due to call \
+             cost exceeds limit for {what}"
+        ));
+    }
+    if bound > *budget {
+        return Some(OUT_OF_BUDGET.to_string());
+    }
+    *budget -= bound;
+    None
+}
+
+/// cel-go's error when a call goes over its cost limit.
+const CALL_LIMIT_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
+/// The API server's error when the object's rules go over the budget.
+const OUT_OF_BUDGET: &str =
+    "validation failed due to running out of cost budget, no further validation rules will be run";
+
+/// The rule as the API server names it in errors: its message if it has one, else the rule.
+fn rule_error_string(rule: &Value, text: &str) -> String {
+    rule.get("message")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .unwrap_or(text.trim())
+        .to_string()
+}
+
+/// The API server skips every rule when schema validation found one of these (`hasBlockingErr`:
+/// NotSupported, Required, TooLong, TooMany, TypeInvalid). A wrong `format` is a TypeInvalid
+/// there; a forbidden `null` is crfix's type error.
+fn is_blocking(kind: &ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::Enum { .. }
+            | ErrorKind::Required
+            | ErrorKind::EmbeddedResource
+            | ErrorKind::MaxLength { .. }
+            | ErrorKind::MaxItems { .. }
+            | ErrorKind::MaxProperties { .. }
+            | ErrorKind::Type { .. }
+            | ErrorKind::Null
+            | ErrorKind::Format { .. }
+    )
+}
+
+/// The schema declares `x-kubernetes-validations` somewhere (the API server then has a rule
+/// validator for the resource).
+fn has_rules(schema: &Value, depth: usize) -> bool {
+    if depth > 2 * MAX_DEPTH {
+        return false;
+    }
+    match schema {
+        Value::Object(map) => {
+            map.get("x-kubernetes-validations")
+                .and_then(Value::as_array)
+                .is_some_and(|r| !r.is_empty())
+                || map.iter().any(|(k, v)| {
+                    !matches!(k.as_str(), "enum" | "default" | "example") && has_rules(v, depth + 1)
+                })
+        }
+        Value::Array(items) => items.iter().any(|v| has_rules(v, depth + 1)),
+        _ => false,
     }
 }
 

@@ -135,7 +135,22 @@ fn v1alpha1_shape_is_invalid_for_v1_and_v1alpha1_rule_applies() {
             "/spec/serviceAccount",
             "/spec/install/namespace",
             "/spec/install/serviceAccount",
-            // Unknown fields are pruned before CEL: install is empty for `has(self.preflight)`.
+        ]
+    );
+    // The Required errors block the rules (the API server's hasBlockingErr).
+    assert!(outcome.warnings.iter().any(|w| w.contains(NOT_CHECKED)));
+    // Without them, unknown fields are pruned before CEL: install is empty for
+    // `has(self.preflight)`.
+    let mut only_unknown = alpha_obj.clone();
+    only_unknown["spec"]["namespace"] = json!("ns");
+    only_unknown["spec"]["serviceAccount"] = json!({"name": "sa"});
+    let pruned = run(&ce_v1(), &only_unknown);
+    let pointers: Vec<&str> = pruned.errors.iter().map(|e| e.pointer.as_str()).collect();
+    assert_eq!(
+        pointers,
+        vec![
+            "/spec/install/namespace",
+            "/spec/install/serviceAccount",
             "/spec/install"
         ]
     );
@@ -164,10 +179,9 @@ fn required_type_enum_and_length_errors() {
 
     let o = with(valid_ce(), "/spec/source/sourceType", json!("catalog"));
     let outcome = run(&ce_v1(), &o);
-    // The enum error first; the sourceType/catalog rule on spec.source fails too.
-    assert_eq!(outcome.errors.len(), 2);
-    assert_eq!(outcome.errors[1].pointer, "/spec/source");
-    let e = outcome.errors[0].clone();
+    // The enum error alone: it blocks the sourceType/catalog rule on spec.source, as in the
+    // API server.
+    let e = only_error(&outcome).clone();
     assert_eq!(e.pointer, "/spec/source/sourceType");
     assert_eq!(
         e.kind,
@@ -194,7 +208,7 @@ fn required_type_enum_and_length_errors() {
         "Invalid value: \"integer\": spec.namespace in body must be of type string: \"integer\""
     );
     // CEL waits for the type errors to be fixed, as in the API server.
-    assert!(outcome.warnings.iter().any(|w| w.contains("not evaluated")));
+    assert_eq!(outcome.warnings, vec![format!("crfix: {NOT_CHECKED}")]);
 
     let long = "a".repeat(64);
     let o = with(valid_ce(), "/spec/namespace", json!(long));
@@ -312,7 +326,16 @@ fn widget_valid_object_is_accepted_with_only_the_unsupported_rule_warned() {
     let outcome = run(&widget_v1(), &valid_widget());
     assert!(outcome.is_valid(), "{:#?}", outcome.errors);
     assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+    // Kubernetes' quantity library is evaluated: 2Gi breaks the rule.
     let o = with(valid_widget(), "/spec/memory", json!("2Gi"));
+    let outcome = run(&widget_v1(), &o);
+    assert_eq!(only_error(&outcome).pointer, "/spec/memory");
+    // A quantity beyond crfix's 38 significant digits is its limitation: never rejected.
+    let o = with(
+        valid_widget(),
+        "/spec/memory",
+        json!("1234567890123456789012345678901234567891"),
+    );
     let outcome = run(&widget_v1(), &o);
     assert!(
         outcome.is_valid(),
@@ -680,19 +703,29 @@ fn errors_are_ordered_by_importance() {
     o["spec"]["serviceAccount"] = json!({});
     let outcome = run(&ce_v1(), &o);
     let kinds: Vec<&str> = outcome.errors.iter().map(|e| e.rule_name()).collect();
+    // Required and enum block the rules.
+    assert_eq!(kinds, vec!["unknown field", "required", "enum"]);
+    // Without them the rules run: their errors come last, in walk order (spec.namespace
+    // before spec.source).
+    let mut o = valid_ce();
+    o["spec"]["namespace"] = json!("BAD");
+    o["spec"]["extra"] = json!(1);
+    o["spec"]["source"]
+        .as_object_mut()
+        .expect("source")
+        .remove("catalog");
+    let outcome = run(&ce_v1(), &o);
+    let kinds: Vec<&str> = outcome.errors.iter().map(|e| e.rule_name()).collect();
     assert_eq!(
         kinds,
         vec![
             "unknown field",
-            "required",
-            "enum",
             "x-kubernetes-validations",
             "x-kubernetes-validations"
         ]
     );
-    // CEL errors in walk order: spec.namespace before spec.source.
-    assert_eq!(outcome.errors[3].pointer, "/spec/namespace");
-    assert_eq!(outcome.errors[4].pointer, "/spec/source");
+    assert_eq!(outcome.errors[1].pointer, "/spec/namespace");
+    assert_eq!(outcome.errors[2].pointer, "/spec/source");
 }
 
 #[test]
@@ -720,8 +753,8 @@ fn huge_and_deep_inputs_are_bounded() {
         .warnings
         .iter()
         .any(|w| w.contains("nested more than")));
-    // Many errors are capped.
-    let channels: Vec<Value> = (0..5000).map(|i| json!(format!("BAD_{i}"))).collect();
+    // Many errors are capped (within maxItems: 256).
+    let channels: Vec<Value> = (0..250).map(|i| json!(format!("BAD_{i}"))).collect();
     let o = with(valid_ce(), "/spec/source/catalog/channels", json!(channels));
     let started = std::time::Instant::now();
     let outcome = run(&ce_v1(), &o);
@@ -772,4 +805,168 @@ fn numbers_compare_by_value() {
     assert!(values_equal(&json!(1), &json!(1.0)));
     assert!(values_equal(&json!({"a": [1]}), &json!({"a": [1.0]})));
     assert!(!values_equal(&json!(1), &json!("1")));
+}
+
+/// A list of `n` integers under a schema with `rule` (and `maxItems` if given).
+fn hostile_list(n: i64, max_items: Option<u64>, rule: &str) -> (Value, Value) {
+    let mut list = json!({"type": "array", "items": {"type": "integer"},
+        "x-kubernetes-validations": [{"rule": rule}]});
+    if let Some(m) = max_items {
+        list["maxItems"] = json!(m);
+    }
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"list": list}}}});
+    let items: Vec<i64> = (0..n).collect();
+    (schema, json!({"spec": {"list": items}}))
+}
+
+const QUADRATIC: &str = "self.all(x, self.exists(y, y > x) || x == self.max())";
+
+#[test]
+fn blocking_errors_skip_every_rule_as_the_api_server_does() {
+    // maxItems (TooMany) blocks the rules: the 10,000 x 10,000 comprehension never runs.
+    let (s, o) = hostile_list(10_000, Some(100), QUADRATIC);
+    let started = std::time::Instant::now();
+    let outcome = run(&s, &o);
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    let e = only_error(&outcome);
+    assert_eq!(e.kind, ErrorKind::MaxItems { limit: 100 });
+    assert_eq!(e.message, "Too many: 10000: must have at most 100 items");
+    assert!(outcome.warnings.contains(&format!("crfix: {NOT_CHECKED}")));
+    // The same rule on a small list runs and passes.
+    let (s, o) = hostile_list(50, Some(100), QUADRATIC);
+    let outcome = run(&s, &o);
+    assert!(
+        outcome.is_valid() && outcome.warnings.is_empty(),
+        "{outcome:?}"
+    );
+
+    // Enum, Required, TooLong, type and format errors block; minLength, pattern and bounds
+    // errors do not (the rule on the root then runs and fails).
+    let rule = json!([{"rule": "self.a == 'x'", "message": "a must be x"}]);
+    let props = json!({
+        "a": {"type": "string"}, "e": {"type": "string", "enum": ["E"]},
+        "l": {"type": "string", "maxLength": 2}, "m": {"type": "string", "minLength": 2},
+        "p": {"type": "string", "pattern": "^[a-z]+$"}, "f": {"type": "string", "format": "ipv4"},
+        "n": {"type": "integer", "maximum": 3}, "r": {"type": "string"}});
+    let s = json!({"type": "object", "properties": props, "required": ["a"],
+        "x-kubernetes-validations": rule});
+    let blocking = [
+        json!({"a": "y", "e": "F"}),
+        json!({"a": "y", "l": "abc"}),
+        json!({"a": "y", "f": "1.2.3.4:80"}),
+        json!({"a": "y", "n": "1"}),
+        json!({}),
+    ];
+    for o in blocking {
+        let outcome = run(&s, &o);
+        assert!(
+            outcome
+                .errors
+                .iter()
+                .all(|e| e.rule_name() != "x-kubernetes-validations"),
+            "{o}"
+        );
+        assert!(
+            outcome.warnings.iter().any(|w| w.contains(NOT_CHECKED)),
+            "{o}"
+        );
+    }
+    let not_blocking = [
+        json!({"a": "y", "m": "a"}),
+        json!({"a": "y", "p": "A"}),
+        json!({"a": "y", "n": 4}),
+    ];
+    for o in not_blocking {
+        let outcome = run(&s, &o);
+        assert_eq!(outcome.errors.len(), 2, "{o}: {outcome:?}");
+        assert_eq!(
+            outcome.errors[1].message,
+            "Invalid value: \"object\": a must be x"
+        );
+        assert!(outcome.warnings.is_empty(), "{o}");
+    }
+    // A schema without rules gets no warning.
+    let plain = json!({"type": "object", "properties": {"e": {"type": "string", "enum": ["E"]}}});
+    assert!(run(&plain, &json!({"e": "F"})).warnings.is_empty());
+}
+
+#[test]
+fn a_rule_over_the_per_call_cost_limit_is_refused_in_the_api_servers_words() {
+    let (s, o) = hostile_list(10_000, None, QUADRATIC);
+    let started = std::time::Instant::now();
+    let outcome = run(&s, &o);
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    let e = only_error(&outcome);
+    assert_eq!(e.pointer, "/spec/list");
+    assert_eq!(
+        e.message,
+        format!(
+            "Invalid value: \"array\": 'operation cancelled: actual cost limit exceeded': no \
+             further validation rules will be run due to call cost exceeds limit for rule: \
+             {QUADRATIC}"
+        )
+    );
+    // The rule's message names it when it has one; and no rule runs after it.
+    let mut s = s;
+    s["properties"]["spec"]["properties"]["list"]["x-kubernetes-validations"] = json!([
+        {"rule": QUADRATIC, "message": "sorted enough"},
+        {"rule": "self.size() == 0", "message": "never evaluated"}]);
+    let outcome = run(&s, &o);
+    assert!(only_error(&outcome)
+        .message
+        .ends_with("call cost exceeds limit for rule: sorted enough"));
+    // A regex over a long string costs its length times the pattern's.
+    let s = json!({"type": "object", "properties": {"name": {"type": "string",
+        "x-kubernetes-validations": [{"rule": "self.findAll('[a-z]+[0-9]+[a-z]*').size() < 5"}]}}});
+    let started = std::time::Instant::now();
+    let outcome = run(&s, &json!({"name": "a1".repeat(1_500_000)}));
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    assert!(only_error(&outcome)
+        .message
+        .contains("call cost exceeds limit"));
+    assert!(run(&s, &json!({"name": "a1b2"})).is_valid());
+}
+
+#[test]
+fn the_object_budget_stops_the_rules_in_the_api_servers_words() {
+    // Each item's rule costs about 801,000: twelve fit in the 10,000,000 budget, the
+    // thirteenth does not.
+    let pattern = "^(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p)*$";
+    let s = json!({"type": "object", "properties": {"items": {"type": "array",
+        "items": {"type": "string",
+            "x-kubernetes-validations": [{"rule": format!("self.matches('{pattern}')")}]}}}});
+    let item = "a".repeat(890_000);
+    let o = json!({"items": vec![item.clone(); 13]});
+    let outcome = run(&s, &o);
+    let e = only_error(&outcome);
+    assert_eq!(e.pointer, "/items/12");
+    assert_eq!(
+        e.message,
+        "Invalid value: \"string\": validation failed due to running out of cost budget, no \
+         further validation rules will be run"
+    );
+    let o = json!({"items": vec![item; 12]});
+    assert!(run(&s, &o).is_valid());
+}
+
+#[test]
+fn a_string_over_max_length_is_not_matched_against_its_pattern() {
+    let s = json!({"type": "object", "properties": {"v": {"type": "string", "maxLength": 253,
+        "pattern": "^(a|b)+c$", "format": "ipv4"}}});
+    let started = std::time::Instant::now();
+    let outcome = run(&s, &json!({"v": "ab".repeat(1_500_000)}));
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    assert_eq!(
+        only_error(&outcome).kind,
+        ErrorKind::MaxLength { limit: 253 }
+    );
+    // Within maxLength both are checked.
+    assert_eq!(run(&s, &json!({"v": "abab"})).errors.len(), 2);
+    // Without a maxLength, a pattern too costly to match is not checked (crfix's limit).
+    let s = json!({"type": "object", "properties": {"v": {"type": "string",
+        "pattern": "^(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p)+$"}}});
+    let outcome = run(&s, &json!({"v": "a".repeat(3_000_000)}));
+    assert!(outcome.is_valid());
+    assert!(outcome.warnings[0].contains("pattern at v not checked"));
 }

@@ -1,0 +1,687 @@
+//! Upper bounds of what the API server charges for evaluating a CEL rule, so that crfix never
+//! runs unbounded work.
+//!
+//! The API server counts the cost of every evaluation as cel-go runs it (k8s.io/apiserver's
+//! `PerCallLimit` per rule, `RuntimeCELCostBudget` per object) and cancels a rule that goes
+//! over. The `cel` crate counts nothing, so crfix computes, before evaluating, an upper bound
+//! of that cost from the parsed rule and the sizes of the actual values: a comprehension costs
+//! its body times the size of its range (nested ones compound), string functions and regular
+//! expressions cost by the length of their operands, as in cel-go's cost model and the
+//! Kubernetes library's (`library/cost.go`). A rule whose bound exceeds a limit is not run.
+//!
+//! The same walk, with the sizes a schema allows instead of actual values, estimates a rule's
+//! cost when a CRD is read (see [`estimate`]).
+
+use std::rc::Rc;
+
+use cel::common::ast::{ComprehensionExpr, EntryExpr, Expr, LiteralValue};
+use cel::parser::Expression;
+use serde_json::Value;
+
+use crate::schema;
+
+/// The API server's cost limit for one evaluation of one rule (`PerCallLimit`).
+pub const PER_CALL_LIMIT: u64 = 1_000_000;
+/// The API server's cost budget for all the rules of one object (`RuntimeCELCostBudget`).
+pub const RUNTIME_BUDGET: u64 = 10_000_000;
+/// The largest estimated cost of one rule a CRD may declare (`StaticEstimatedCostLimit`).
+pub const STATIC_RULE_LIMIT: u64 = 10_000_000;
+/// The largest estimated cost of all the rules of a CRD (`StaticEstimatedCRDCostLimit`).
+pub const STATIC_CRD_LIMIT: u64 = 100_000_000;
+/// The API server's largest request (`MaxRequestSizeBytes`): the size of what no schema
+/// bounds.
+pub const MAX_REQUEST_BYTES: u64 = 3 * 1024 * 1024;
+
+/// cel-go's `StringTraversalCostFactor` (tenths) and `RegexStringLengthCostFactor` (quarters).
+const STRING_TRAVERSAL_DIVISOR: u64 = 10;
+const REGEX_LENGTH_DIVISOR: u64 = 4;
+/// cel-go's `ListCreateBaseCost` and `MapCreateBaseCost`.
+const LIST_CREATE: u64 = 10;
+const MAP_CREATE: u64 = 30;
+/// Deepest nesting of values and schemas looked at for sizes.
+const MAX_DEPTH: usize = 64;
+
+/// What the bound knows about a value: one of some JSON values, any value a schema allows,
+/// or only sizes.
+#[derive(Clone)]
+enum Abs<'v> {
+    /// One of these JSON values.
+    Json(Rc<Vec<&'v Value>>),
+    /// Any value of this schema node (at CRD read time).
+    Schema(&'v Value),
+    /// A computed value: at most `len` characters, elements or entries, each like `elem`.
+    Sized(Rc<Sized<'v>>),
+    /// An integer no greater than this.
+    Int(u64),
+}
+
+struct Sized<'v> {
+    len: u64,
+    elem: Option<Abs<'v>>,
+}
+
+fn sized(len: u64, elem: Option<Abs<'_>>) -> Abs<'_> {
+    Abs::Sized(Rc::new(Sized { len, elem }))
+}
+
+fn scalar<'v>() -> Abs<'v> {
+    sized(1, None)
+}
+
+/// Ceiling of `n / d`.
+fn ceil_div(n: u64, d: u64) -> u64 {
+    n / d + u64::from(n % d != 0)
+}
+
+fn traversal(len: u64) -> u64 {
+    ceil_div(len, STRING_TRAVERSAL_DIVISOR)
+}
+
+/// cel-go's cost of a regex match: the string's traversal times a quarter of the pattern.
+fn regex_cost(text: u64, pattern: u64) -> u64 {
+    traversal(text.saturating_add(1)).saturating_mul(ceil_div(pattern, REGEX_LENGTH_DIVISOR))
+}
+
+/// The bound of a `self.matches('<pattern>')` rule on `value`.
+pub fn matches_bound(value: &Value, pattern: &str) -> u64 {
+    let len = Abs::Json(Rc::new(vec![value])).len();
+    1 + regex_cost(len, pattern.chars().count() as u64).saturating_add(1)
+}
+
+/// The bound of a `has(self.<field>)` rule.
+pub const HAS_BOUND: u64 = 2;
+
+/// The largest number of items (or properties) a schema node allows, and of characters.
+fn schema_len(schema: &Value) -> u64 {
+    let key = match schema::type_of(schema) {
+        "array" => "maxItems",
+        "object" => "maxProperties",
+        "string" => "maxLength",
+        "" if schema::is_int_or_string(schema) => "maxLength",
+        "" => return MAX_REQUEST_BYTES,
+        _ => return 1,
+    };
+    schema
+        .get(key)
+        .and_then(Value::as_u64)
+        .unwrap_or(MAX_REQUEST_BYTES)
+}
+
+impl<'v> Abs<'v> {
+    /// The most characters (strings), items (lists) or entries (maps) the value may have; 1
+    /// for other values. Strings are counted in bytes, at least their characters.
+    fn len(&self) -> u64 {
+        match self {
+            Abs::Json(values) => values
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => s.len() as u64,
+                    Value::Array(a) => a.len() as u64,
+                    Value::Object(o) => o.len() as u64,
+                    _ => 1,
+                })
+                .max()
+                .unwrap_or(0),
+            Abs::Schema(s) => schema_len(s),
+            Abs::Sized(s) => s.len,
+            Abs::Int(_) => 1,
+        }
+    }
+
+    /// The items of a list or the values of a map.
+    fn items(&self) -> Abs<'v> {
+        match self {
+            Abs::Json(values) => {
+                let mut out = Vec::new();
+                for v in values.iter() {
+                    match v {
+                        Value::Array(a) => out.extend(a.iter()),
+                        Value::Object(o) => out.extend(o.values()),
+                        _ => {}
+                    }
+                }
+                Abs::Json(Rc::new(out))
+            }
+            Abs::Schema(s) => match s.get("items").or_else(|| s.get("additionalProperties")) {
+                Some(child) if child.is_object() => Abs::Schema(child),
+                _ => sized(MAX_REQUEST_BYTES, None),
+            },
+            Abs::Sized(s) => s
+                .elem
+                .clone()
+                .unwrap_or_else(|| sized(MAX_REQUEST_BYTES, None)),
+            Abs::Int(_) => scalar(),
+        }
+    }
+
+    /// What a comprehension's (first) variable ranges over: list items, or map keys.
+    fn iteration(&self) -> Abs<'v> {
+        match self {
+            Abs::Json(values) if values.iter().any(|v| v.is_object()) => {
+                let keys = values
+                    .iter()
+                    .filter_map(|v| v.as_object())
+                    .flat_map(|o| o.keys().map(|k| k.len() as u64))
+                    .max()
+                    .unwrap_or(0);
+                join(&sized(keys, None), &self.items_of_arrays())
+            }
+            Abs::Schema(s) if schema::type_of(s) == "object" => {
+                join(&sized(MAX_REQUEST_BYTES, None), &Abs::Schema(s))
+            }
+            _ => self.items(),
+        }
+    }
+
+    fn items_of_arrays(&self) -> Abs<'v> {
+        match self {
+            Abs::Json(values) => Abs::Json(Rc::new(
+                values
+                    .iter()
+                    .filter_map(|v| v.as_array())
+                    .flat_map(|a| a.iter())
+                    .collect(),
+            )),
+            other => other.items(),
+        }
+    }
+
+    /// Field `name` of an object.
+    fn field(&self, name: &str) -> Abs<'v> {
+        match self {
+            Abs::Json(values) => {
+                Abs::Json(Rc::new(values.iter().filter_map(|v| v.get(name)).collect()))
+            }
+            Abs::Schema(s) => {
+                let child = s
+                    .get("properties")
+                    .and_then(|p| p.get(name))
+                    .or_else(|| s.get("additionalProperties").filter(|a| a.is_object()));
+                match child {
+                    Some(c) => Abs::Schema(c),
+                    None => sized(MAX_REQUEST_BYTES, None),
+                }
+            }
+            Abs::Sized(_) | Abs::Int(_) => self.items(),
+        }
+    }
+
+    /// The greatest integer the value may be (for `lists.range`, `repeat`-like functions).
+    fn max_int(&self) -> u64 {
+        match self {
+            Abs::Json(values) => values
+                .iter()
+                .map(|v| {
+                    v.as_u64()
+                        .unwrap_or(if v.is_number() { 0 } else { u64::MAX })
+                })
+                .max()
+                .unwrap_or(0),
+            Abs::Schema(s) => s
+                .get("maximum")
+                .and_then(Value::as_u64)
+                .unwrap_or(MAX_REQUEST_BYTES),
+            Abs::Sized(_) => MAX_REQUEST_BYTES,
+            Abs::Int(i) => *i,
+        }
+    }
+
+    /// cel-go's `traversalCost`: a tenth per character, 1 per other scalar, over every
+    /// element and key of lists and maps.
+    fn traversal(&self, depth: usize) -> u64 {
+        if depth > MAX_DEPTH {
+            return MAX_REQUEST_BYTES;
+        }
+        match self {
+            Abs::Json(values) => values
+                .iter()
+                .map(|v| json_traversal(v, depth))
+                .max()
+                .unwrap_or(0),
+            Abs::Schema(s) => match schema::type_of(s) {
+                "array" | "object" => schema_len(s)
+                    .saturating_mul(self.items().traversal(depth + 1).saturating_add(1)),
+                _ => traversal(schema_len(s)).max(1),
+            },
+            Abs::Sized(s) => match &s.elem {
+                Some(e) => s
+                    .len
+                    .saturating_mul(e.traversal(depth + 1).saturating_add(1)),
+                None => traversal(s.len).max(1),
+            },
+            Abs::Int(_) => 1,
+        }
+    }
+}
+
+fn json_traversal(value: &Value, depth: usize) -> u64 {
+    if depth > MAX_DEPTH {
+        return MAX_REQUEST_BYTES;
+    }
+    match value {
+        Value::String(s) => traversal(s.len() as u64).max(1),
+        Value::Array(a) => a.iter().fold(0u64, |acc, v| {
+            acc.saturating_add(json_traversal(v, depth + 1))
+        }),
+        Value::Object(o) => o.iter().fold(0u64, |acc, (k, v)| {
+            acc.saturating_add(traversal(k.len() as u64))
+                .saturating_add(json_traversal(v, depth + 1))
+        }),
+        _ => 1,
+    }
+}
+
+/// A value that may be either `a` or `b`.
+fn join<'v>(a: &Abs<'v>, b: &Abs<'v>) -> Abs<'v> {
+    match (a, b) {
+        (Abs::Json(x), Abs::Json(y)) => {
+            let mut out: Vec<&Value> = x.as_ref().clone();
+            out.extend(y.iter());
+            Abs::Json(Rc::new(out))
+        }
+        (Abs::Int(x), Abs::Int(y)) => Abs::Int(*x.max(y)),
+        _ => {
+            let (ia, ib) = (a.items_or_none(), b.items_or_none());
+            let elem = match (ia, ib) {
+                (Some(x), Some(y)) => Some(join_shallow(&x, &y)),
+                (x, y) => x.or(y),
+            };
+            sized(a.len().max(b.len()), elem)
+        }
+    }
+}
+
+/// `join` one level down, without recursing further (sizes of deeper levels are the max of
+/// both when both are known, else the known one).
+fn join_shallow<'v>(a: &Abs<'v>, b: &Abs<'v>) -> Abs<'v> {
+    match (a, b) {
+        (Abs::Json(_), Abs::Json(_)) => join(a, b),
+        _ => sized(
+            a.len().max(b.len()),
+            a.items_or_none().or(b.items_or_none()),
+        ),
+    }
+}
+
+impl<'v> Abs<'v> {
+    fn items_or_none(&self) -> Option<Abs<'v>> {
+        match self {
+            Abs::Json(values) => values
+                .iter()
+                .any(|v| v.is_array() || v.is_object())
+                .then(|| self.items()),
+            Abs::Schema(s) => {
+                matches!(schema::type_of(s), "array" | "object").then(|| self.items())
+            }
+            Abs::Sized(s) => s.elem.clone(),
+            Abs::Int(_) => None,
+        }
+    }
+}
+
+/// Variables in scope while walking a rule.
+struct Scope<'v, 'e> {
+    names: Vec<(&'e str, Abs<'v>)>,
+}
+
+impl<'v, 'e> Scope<'v, 'e> {
+    fn get(&self, name: &str) -> Option<Abs<'v>> {
+        self.names
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, a)| a.clone())
+    }
+}
+
+/// The cost so far and the value a sub-expression yields.
+struct Walk<'v> {
+    cost: u64,
+    value: Abs<'v>,
+}
+
+fn walk<'v, 'e>(expr: &'e Expression, scope: &mut Scope<'v, 'e>, depth: usize) -> Walk<'v> {
+    if depth > 2 * MAX_DEPTH {
+        return Walk {
+            cost: u64::MAX,
+            value: scalar(),
+        };
+    }
+    match &expr.expr {
+        Expr::Literal(LiteralValue::String(s)) => Walk {
+            cost: 0,
+            value: sized(s.inner().len() as u64, None),
+        },
+        Expr::Literal(LiteralValue::Bytes(b)) => Walk {
+            cost: 0,
+            value: sized(b.inner().len() as u64, None),
+        },
+        Expr::Literal(LiteralValue::Int(i)) => Walk {
+            cost: 0,
+            value: Abs::Int(u64::try_from(*i.inner()).unwrap_or(0)),
+        },
+        Expr::Literal(_) | Expr::Unspecified => Walk {
+            cost: 0,
+            value: scalar(),
+        },
+        Expr::Ident(name) => Walk {
+            cost: 1,
+            value: scope
+                .get(name)
+                .unwrap_or_else(|| sized(MAX_REQUEST_BYTES, None)),
+        },
+        Expr::Select(select) => {
+            let operand = walk(&select.operand, scope, depth + 1);
+            let value = if select.test {
+                scalar()
+            } else {
+                operand.value.field(&select.field)
+            };
+            Walk {
+                cost: operand.cost.saturating_add(1),
+                value,
+            }
+        }
+        Expr::List(list) => {
+            let mut cost = LIST_CREATE;
+            let mut elem: Option<Abs<'v>> = None;
+            for e in &list.elements {
+                let w = walk(e, scope, depth + 1);
+                cost = cost.saturating_add(w.cost);
+                elem = Some(match elem {
+                    None => w.value,
+                    Some(prev) => join(&prev, &w.value),
+                });
+            }
+            Walk {
+                cost,
+                value: sized(list.elements.len() as u64, elem),
+            }
+        }
+        Expr::Map(map) => walk_entries(&map.entries, MAP_CREATE, scope, depth),
+        Expr::Struct(s) => walk_entries(&s.entries, 40, scope, depth),
+        Expr::Call(call) => {
+            let mut cost = 0u64;
+            let mut target = None;
+            if let Some(t) = &call.target {
+                let w = walk(t, scope, depth + 1);
+                cost = cost.saturating_add(w.cost);
+                target = Some(w.value);
+            }
+            let mut args = Vec::with_capacity(call.args.len());
+            for a in &call.args {
+                let w = walk(a, scope, depth + 1);
+                cost = cost.saturating_add(w.cost);
+                args.push(w.value);
+            }
+            let (own, value) = call_cost(&call.func_name, target, args);
+            Walk {
+                cost: cost.saturating_add(own),
+                value,
+            }
+        }
+        Expr::Comprehension(c) => walk_comprehension(c, scope, depth),
+    }
+}
+
+fn walk_entries<'v, 'e>(
+    entries: &'e [cel::common::ast::IdedEntryExpr],
+    base: u64,
+    scope: &mut Scope<'v, 'e>,
+    depth: usize,
+) -> Walk<'v> {
+    let mut cost = base;
+    let mut elem: Option<Abs<'v>> = None;
+    for entry in entries {
+        let parts: Vec<&Expression> = match &entry.expr {
+            EntryExpr::MapEntry(m) => vec![&m.key, &m.value],
+            EntryExpr::StructField(f) => vec![&f.value],
+        };
+        for part in parts {
+            let w = walk(part, scope, depth + 1);
+            cost = cost.saturating_add(w.cost);
+            elem = Some(match elem {
+                None => w.value,
+                Some(prev) => join(&prev, &w.value),
+            });
+        }
+    }
+    Walk {
+        cost,
+        value: sized(entries.len() as u64, elem),
+    }
+}
+
+fn walk_comprehension<'v, 'e>(
+    c: &'e ComprehensionExpr,
+    scope: &mut Scope<'v, 'e>,
+    depth: usize,
+) -> Walk<'v> {
+    let range = walk(&c.iter_range, scope, depth + 1);
+    let init = walk(&c.accu_init, scope, depth + 1);
+    let n = range.value.len();
+    let (first, second) = match &c.iter_var2 {
+        // Two variables: index and item of a list, key and value of a map.
+        Some(_) => (
+            join(&sized(n, None), &range.value.iteration()),
+            range.value.items(),
+        ),
+        None => (range.value.iteration(), scalar()),
+    };
+    let base = scope.names.len();
+    scope.names.push((c.iter_var.as_str(), first));
+    if let Some(v2) = &c.iter_var2 {
+        scope.names.push((v2.as_str(), second));
+    }
+    // The accumulator grows by at most what one step adds, on every iteration.
+    scope.names.push((c.accu_var.as_str(), init.value.clone()));
+    let once = walk(&c.loop_step, scope, depth + 1);
+    let growth = once.value.len().saturating_sub(init.value.len());
+    let accu = if growth > 0 {
+        let elem = once.value.items_or_none();
+        sized(
+            init.value.len().saturating_add(n.saturating_mul(growth)),
+            elem,
+        )
+    } else {
+        join(&init.value, &once.value)
+    };
+    scope
+        .names
+        .truncate(base + 1 + usize::from(c.iter_var2.is_some()));
+    scope.names.push((c.accu_var.as_str(), accu.clone()));
+    let cond = walk(&c.loop_cond, scope, depth + 1);
+    let step = walk(&c.loop_step, scope, depth + 1);
+    scope.names.truncate(base);
+    scope.names.push((c.accu_var.as_str(), accu));
+    let result = walk(&c.result, scope, depth + 1);
+    scope.names.truncate(base);
+    let per_iteration = cond.cost.saturating_add(step.cost);
+    Walk {
+        cost: range
+            .cost
+            .saturating_add(init.cost)
+            .saturating_add(n.saturating_mul(per_iteration))
+            .saturating_add(result.cost),
+        value: result.value,
+    }
+}
+
+/// The cost of calling `function` (its arguments already paid) and what it yields.
+fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) -> (u64, Abs<'v>) {
+    // The receiver first: `a.f(b)` and `f(a, b)` alike.
+    let all: Vec<Abs<'v>> = target.into_iter().chain(args).collect();
+    let len = |i: usize| all.get(i).map(Abs::len).unwrap_or(0);
+    let first = || all.first().cloned().unwrap_or_else(scalar);
+    match function {
+        "_&&_"
+        | "_||_"
+        | "_?_:_"
+        | "@not_strictly_false"
+        | "!_"
+        | "_-_"
+        | "_*_"
+        | "_/_"
+        | "_%_"
+        | "-_"
+        | "_[_]"
+        | "_[?_]"
+        | "_?._"
+        | "size" => {
+            let value = match function {
+                "_?_:_" => join(
+                    &all.get(1).cloned().unwrap_or_else(scalar),
+                    &all.get(2).cloned().unwrap_or_else(scalar),
+                ),
+                "_[_]" | "_[?_]" => first().items(),
+                "_?._" => first().items(),
+                _ => scalar(),
+            };
+            (1, value)
+        }
+        "_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_" => {
+            (traversal(len(0).min(len(1))).saturating_add(1), scalar())
+        }
+        "@in" => (len(1).saturating_add(1), scalar()),
+        "_+_" => {
+            let value = match (all.first(), all.get(1)) {
+                (Some(a), Some(b)) => sized(a.len().saturating_add(b.len()), join_items(a, b)),
+                _ => scalar(),
+            };
+            (
+                traversal(len(0).saturating_add(len(1))).saturating_add(1),
+                value,
+            )
+        }
+        "matches" => (regex_cost(len(0), len(1)).saturating_add(1), scalar()),
+        "find" => (
+            regex_cost(len(0), len(1)).saturating_add(1),
+            sized(len(0), None),
+        ),
+        "findAll" => (
+            regex_cost(len(0), len(1)).saturating_add(1),
+            sized(len(0).saturating_add(1), Some(sized(len(0), None))),
+        ),
+        "contains" => (
+            traversal(len(0))
+                .saturating_mul(traversal(len(1)))
+                .saturating_add(1),
+            scalar(),
+        ),
+        "startsWith" | "endsWith" => (traversal(len(1)).saturating_add(1), scalar()),
+        "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" | "includes"
+        | "distinct" | "sort" | "reverse" | "flatten" | "slice" => {
+            list_function_cost(function, &all)
+        }
+        "split" => (
+            traversal(len(0).saturating_mul(2)).saturating_add(1),
+            sized(len(0).saturating_add(1), Some(sized(len(0), None))),
+        ),
+        "replace" => {
+            let grown = len(0)
+                .saturating_add(1)
+                .saturating_mul(len(2).max(1))
+                .saturating_add(len(0));
+            (
+                traversal(len(0).saturating_mul(2)).saturating_add(1),
+                sized(grown, None),
+            )
+        }
+        "join" => {
+            let items = first();
+            let total = items
+                .len()
+                .saturating_mul(items.items().len().saturating_add(len(1)));
+            (
+                traversal(total.saturating_mul(2)).saturating_add(1),
+                sized(total, None),
+            )
+        }
+        "lists.range" | "repeat" => {
+            let n = all.last().map(Abs::max_int).unwrap_or(u64::MAX);
+            let value = match function {
+                "repeat" => sized(len(0).saturating_mul(n), None),
+                _ => sized(n, Some(scalar())),
+            };
+            (n.saturating_add(1), value)
+        }
+        _ => default_cost(&all),
+    }
+}
+
+/// `a + b` of two lists: items like either's.
+fn join_items<'v>(a: &Abs<'v>, b: &Abs<'v>) -> Option<Abs<'v>> {
+    match (a.items_or_none(), b.items_or_none()) {
+        (Some(x), Some(y)) => Some(join(&x, &y)),
+        (x, y) => x.or(y),
+    }
+}
+
+fn list_function_cost<'v>(function: &str, all: &[Abs<'v>]) -> (u64, Abs<'v>) {
+    let Some(list) = all.first() else {
+        return (1, scalar());
+    };
+    let n = list.len();
+    let walk = list.traversal(0).max(n).saturating_add(1);
+    match function {
+        // A string's own indexOf / lastIndexOf (strings extension).
+        "indexOf" | "lastIndexOf" => (
+            walk.saturating_mul(traversal(all.get(1).map(Abs::len).unwrap_or(1)).max(1)),
+            scalar(),
+        ),
+        "isSorted" | "sum" | "max" | "min" | "includes" => (walk, list.items()),
+        "distinct" => (walk.saturating_mul(n.max(1)), list.clone()),
+        "sort" => (
+            walk.saturating_mul(u64::from(64 - n.leading_zeros()).max(1)),
+            list.clone(),
+        ),
+        "flatten" => {
+            let inner = list.items();
+            (
+                walk.saturating_add(n.saturating_mul(inner.len())),
+                sized(n.saturating_mul(inner.len().max(1)), Some(inner.items())),
+            )
+        }
+        _ => (walk, list.clone()),
+    }
+}
+
+/// A function the cost model does not name: a traversal of its arguments, its result no
+/// larger than all of them together.
+fn default_cost<'v>(all: &[Abs<'v>]) -> (u64, Abs<'v>) {
+    let total = all.iter().fold(0u64, |acc, a| acc.saturating_add(a.len()));
+    let elem = all
+        .iter()
+        .filter_map(Abs::items_or_none)
+        .reduce(|a, b| join(&a, &b));
+    (
+        traversal(total).saturating_add(1),
+        sized(total.max(32), elem),
+    )
+}
+
+/// An upper bound of the cost the API server charges for evaluating `expression` with `self`
+/// bound to `value` (and `oldSelf` to `old`).
+pub fn bound(expression: &Expression, value: &Value, old: Option<&Value>) -> u64 {
+    let mut scope = Scope {
+        names: vec![("self", Abs::Json(Rc::new(vec![value])))],
+    };
+    if let Some(old) = old {
+        scope.names.push(("oldSelf", Abs::Json(Rc::new(vec![old]))));
+    } else {
+        scope.names.push(("oldSelf", scalar()));
+    }
+    walk(expression, &mut scope, 0).cost
+}
+
+/// An estimate of the cost of one evaluation of `expression` on any value `schema` allows:
+/// what the API server estimates when the CRD is written.
+pub fn estimate(expression: &Expression, schema: &Value) -> u64 {
+    let mut scope = Scope {
+        names: vec![
+            ("self", Abs::Schema(schema)),
+            ("oldSelf", Abs::Schema(schema)),
+        ],
+    };
+    walk(expression, &mut scope, 0).cost
+}

@@ -187,6 +187,7 @@ pub struct ProxyBuilder<'a> {
     upstream: String,
     args: Vec<String>,
     envs: Vec<(String, String)>,
+    cluster_auth: bool,
 }
 
 impl<'a> ProxyBuilder<'a> {
@@ -202,6 +203,7 @@ impl<'a> ProxyBuilder<'a> {
             upstream: upstream_base_url.to_string(),
             args: Vec::new(),
             envs: Vec::new(),
+            cluster_auth: false,
         }
     }
 
@@ -221,6 +223,13 @@ impl<'a> ProxyBuilder<'a> {
         self
     }
 
+    /// Leave out `--requestheader-client-ca-file` and `--requestheader-allowed-names`, for a
+    /// proxy that reads them from a (fake) cluster with `--authentication-from-cluster`.
+    pub fn cluster_auth(mut self) -> Self {
+        self.cluster_auth = true;
+        self
+    }
+
     pub fn start(self) -> Proxy {
         let port = free_port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
@@ -230,6 +239,7 @@ impl<'a> ProxyBuilder<'a> {
         let mut command = Command::new(&self.binary);
         for (name, _) in std::env::vars() {
             if name.starts_with("CRFIX_")
+                || name.starts_with("KUBERNETES_SERVICE_")
                 || name == "OPENAI_API_KEY"
                 || name == "LOCAL_LLM_URL"
                 || name == "RUST_LOG"
@@ -244,10 +254,19 @@ impl<'a> ProxyBuilder<'a> {
             .arg(&self.pki.serving_cert_file)
             .arg("--tls-private-key-file")
             .arg(&self.pki.serving_key_file)
-            .arg("--requestheader-client-ca-file")
-            .arg(&self.pki.client_ca_file)
-            .arg("--requestheader-allowed-names")
-            .arg(format!("{ALLOWED_CN},aggregator"))
+            .args(
+                (!self.cluster_auth)
+                    .then(|| {
+                        [
+                            "--requestheader-client-ca-file".into(),
+                            self.pki.client_ca_file.clone().into_os_string(),
+                            "--requestheader-allowed-names".into(),
+                            format!("{ALLOWED_CN},aggregator").into(),
+                        ]
+                    })
+                    .into_iter()
+                    .flatten(),
+            )
             .arg("--rate-limit")
             .arg("0")
             // clap refuses a repeated --model: the default only when the caller sets none.

@@ -2,7 +2,7 @@
 //! the ConfigMap kube-system/extension-apiserver-authentication with one HTTPS GET, using the
 //! pod's service account. (kube-rs would be far heavier for one read.)
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
@@ -47,7 +47,10 @@ pub async fn fetch() -> anyhow::Result<RequestHeaderAuth> {
     let host = std::env::var("KUBERNETES_SERVICE_HOST")
         .context("KUBERNETES_SERVICE_HOST is not set: not running in a cluster")?;
     let port = std::env::var("KUBERNETES_SERVICE_PORT").unwrap_or_else(|_| "443".into());
-    let dir = Path::new(SA_DIR);
+    // The service account mount; another directory only for tests and unusual mounts.
+    let dir = std::env::var_os("CRFIX_SERVICE_ACCOUNT_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(SA_DIR));
     let token =
         std::fs::read_to_string(dir.join("token")).context("reading the service account token")?;
     let ca = std::fs::read(dir.join("ca.crt")).context("reading the service account CA")?;

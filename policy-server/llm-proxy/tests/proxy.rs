@@ -1212,3 +1212,173 @@ fn metrics_listener_serves_plain_http_for_prometheus() {
         "the metrics listener stops with the proxy"
     );
 }
+
+/// A fake kube-apiserver over HTTPS on 127.0.0.1: it serves the ConfigMap
+/// kube-system/extension-apiserver-authentication to the bearer token `sa-token`, with the body
+/// set by [`FakeApiServer::set`] (an HTTP 500 when it is empty). Stops when dropped.
+struct FakeApiServer {
+    port: u16,
+    body: Arc<std::sync::Mutex<String>>,
+    reads: Arc<std::sync::atomic::AtomicUsize>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeApiServer {
+    fn start(cert_pem: &str, key_pem: &str) -> FakeApiServer {
+        use crfix_llm_proxy::tls::{server_config, ClientAuth};
+        let config = server_config(
+            cert_pem.as_bytes(),
+            key_pem.as_bytes(),
+            &ClientAuth::Disabled,
+            false,
+        )
+        .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let body = Arc::new(std::sync::Mutex::new(String::new()));
+        let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let (served_body, served_reads) = (Arc::clone(&body), Arc::clone(&reads));
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                loop {
+                    let tcp = tokio::select! {
+                        _ = &mut stopped => return,
+                        accepted = listener.accept() => match accepted {
+                            Ok((tcp, _)) => tcp,
+                            Err(_) => continue,
+                        },
+                    };
+                    let (acceptor, body, reads) =
+                        (acceptor.clone(), Arc::clone(&served_body), Arc::clone(&served_reads));
+                    tokio::spawn(async move {
+                        let Ok(tls) = acceptor.accept(tcp).await else {
+                            return;
+                        };
+                        let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                            let (body, reads) = (Arc::clone(&body), Arc::clone(&reads));
+                            async move {
+                                let authorized = request
+                                    .headers()
+                                    .get("authorization")
+                                    .is_some_and(|v| v == "Bearer sa-token");
+                                let path_ok = request.uri().path()
+                                    == "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication";
+                                let text = body.lock().unwrap().clone();
+                                let code = match (authorized, path_ok, text.is_empty()) {
+                                    (false, _, _) => 401,
+                                    (_, false, _) => 404,
+                                    (_, _, true) => 500,
+                                    _ => 200,
+                                };
+                                if code == 200 {
+                                    reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                                }
+                                let mut response = hyper::Response::new(text);
+                                *response.status_mut() = hyper::StatusCode::from_u16(code).unwrap();
+                                Ok::<_, std::convert::Infallible>(response)
+                            }
+                        });
+                        let _ = hyper_util::server::conn::auto::Builder::new(
+                            hyper_util::rt::TokioExecutor::new(),
+                        )
+                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                        .await;
+                    });
+                }
+            });
+        });
+        FakeApiServer {
+            port,
+            body,
+            reads,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// Serves a ConfigMap with this request-header CA and allowed names; `None`: HTTP 500.
+    fn set(&self, ca_pem: Option<&str>, allowed_names: &[&str]) {
+        *self.body.lock().unwrap() = match ca_pem {
+            Some(ca) => serde_json::json!({
+                "kind": "ConfigMap",
+                "apiVersion": "v1",
+                "data": {
+                    "requestheader-client-ca-file": ca,
+                    "requestheader-allowed-names": serde_json::to_string(allowed_names).unwrap(),
+                    "requestheader-username-headers": "[\"X-Remote-User\"]",
+                }
+            })
+            .to_string(),
+            None => String::new(),
+        };
+    }
+
+    fn reads(&self) -> usize {
+        self.reads.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for FakeApiServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[test]
+fn cluster_request_header_ca_is_reread_from_the_configmap() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    let (api_cert, api_key) = pki.issue_serving_cert();
+    let api = FakeApiServer::start(&api_cert, &api_key);
+    let first_ca = std::fs::read_to_string(&pki.client_ca_file).unwrap();
+    api.set(Some(&first_ca), &["front-proxy-client"]);
+    let sa = tempfile::tempdir().unwrap();
+    common::write_file(sa.path(), "token", "sa-token\n");
+    common::write_file(sa.path(), "ca.crt", &pki.server_ca_pem);
+
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .cluster_auth()
+        .flag("--authentication-from-cluster")
+        .arg("--cluster-auth-reload-interval", "200ms")
+        .arg("--cert-reload-interval", "0s")
+        .env("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+        .env("KUBERNETES_SERVICE_PORT", &api.port.to_string())
+        .env("CRFIX_SERVICE_ACCOUNT_DIR", sa.path().to_str().unwrap())
+        .start();
+    // The CA and the allowed names both come from the ConfigMap.
+    assert!(served_certificate(&pki, &proxy, &pki.allowed_client).is_ok());
+    let disallowed = served_certificate(&pki, &proxy, &pki.disallowed_client);
+    assert_eq!(disallowed, Err("HTTP 403 Forbidden".to_string()));
+
+    // The front-proxy CA rotates in the cluster: the proxy follows without restart.
+    let new_ca = ClientCa::new("rotated front-proxy CA");
+    api.set(Some(&new_ca.ca_pem), &["front-proxy-client"]);
+    eventually("the cluster's new client CA", &proxy, || {
+        served_certificate(&pki, &proxy, &new_ca.allowed_client).is_ok()
+    });
+    assert!(served_certificate(&pki, &proxy, &pki.allowed_client).is_err());
+
+    // The API server fails: the proxy keeps the last CA it read and says so.
+    api.set(None, &[]);
+    eventually("the failed re-read", &proxy, || {
+        proxy
+            .logs()
+            .contains("re-reading kube-system/extension-apiserver-authentication failed")
+    });
+    assert!(served_certificate(&pki, &proxy, &new_ca.allowed_client).is_ok());
+    assert!(api.reads() >= 2, "read at start and again: {}", api.reads());
+}

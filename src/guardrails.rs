@@ -289,6 +289,23 @@ pub fn check_candidate(
         ));
     }
 
+    check_protected(settings, original, candidate, &mut violations);
+
+    if violations.is_empty() {
+        Ok(patch)
+    } else {
+        Err(violations)
+    }
+}
+
+/// Nothing under `protectedPaths` is added, changed or removed, but for the user's own value
+/// moved verbatim.
+fn check_protected(
+    settings: &Settings,
+    original: &Value,
+    candidate: &Value,
+    violations: &mut Vec<Violation>,
+) {
     for root in &settings.protected_paths {
         let before = original.pointer(root);
         let after = candidate.pointer(root);
@@ -311,12 +328,6 @@ pub fn check_candidate(
                 "protected path changed (protectedPaths)",
             ));
         }
-    }
-
-    if violations.is_empty() {
-        Ok(patch)
-    } else {
-        Err(violations)
     }
 }
 

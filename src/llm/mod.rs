@@ -96,17 +96,7 @@ pub fn correct(
             Err(reason) => return LlmOutcome::Unavailable { attempts, reason },
         };
         let status = &correction.status;
-        host.log(
-            LogLevel::Info,
-            &format!(
-                "LLM attempt {attempts}: model {:?}, cached {}, finish reason {:?}, trim level {}, token {} bytes",
-                status.model,
-                status.cached,
-                status.finish_reason,
-                fitted.trim.0,
-                fitted.token.len()
-            ),
-        );
+        log_attempt(host, attempts, status, &fitted);
         match judge.judge(&status.content, previous.as_ref()) {
             Ok(candidate) => {
                 let changes = llm_changes(object, &candidate, &status.model);
@@ -154,6 +144,25 @@ struct Rejected {
     /// The candidate, when it broke no guardrail and is only still invalid: the model, told
     /// its remaining errors, often answers with a patch to its own previous result.
     partial: Option<Value>,
+}
+
+fn log_attempt(
+    host: &dyn Host,
+    attempt: u32,
+    status: &correction_api::CorrectionStatus,
+    fitted: &prompt::Fitted,
+) {
+    host.log(
+        LogLevel::Info,
+        &format!(
+            "LLM attempt {attempt}: model {:?}, cached {}, finish reason {:?}, trim level {}, token {} bytes",
+            status.model,
+            status.cached,
+            status.finish_reason,
+            fitted.trim.0,
+            fitted.token.len()
+        ),
+    );
 }
 
 /// What an answer is judged against: the object the LLM was given (and shown), and the

@@ -3,6 +3,7 @@
 //! the evaluation returns the [`Outcome`] it ends with, and [`response::respond`] turns every
 //! outcome into the answer. Never panics on input: every failure becomes a clear response.
 
+use correction_api::RequestUser;
 use kubewarden_policy_sdk::response::ValidationResponse;
 use serde_json::Value;
 
@@ -56,7 +57,13 @@ fn flow(request: &AdmissionRequest, mut settings: Settings, host: &dyn Host) -> 
             patch: String::new(),
         }
     } else {
-        ask_llm(&ctx, host, &repaired, &mut findings)?
+        ask_llm(
+            &ctx,
+            host,
+            requesting_user(request).as_ref(),
+            &repaired,
+            &mut findings,
+        )?
     };
     let repair = final_check(&ctx, object, candidate, &repaired, &mut findings)?;
     let applied = settings.mode != Mode::Suggest;
@@ -158,6 +165,7 @@ fn check(ctx: &RepairContext, object: &Value, what: &str) -> Stage<Findings> {
 fn ask_llm(
     ctx: &RepairContext,
     host: &dyn Host,
+    user: Option<&RequestUser>,
     repaired: &RepairOutcome,
     findings: &mut Findings,
 ) -> Stage<Repair> {
@@ -165,7 +173,7 @@ fn ask_llm(
         let reason = "no deterministic repair fixes every error".to_string();
         return Err(unfixable(ctx, std::mem::take(findings), repaired, reason));
     }
-    match llm::correct(ctx, host, &repaired.object, &repaired.validation) {
+    match llm::correct(ctx, host, &repaired.object, &repaired.validation, user) {
         LlmOutcome::Fixed {
             object,
             changes,
@@ -251,6 +259,18 @@ fn unfixable(
         suggestions: repaired.changes.clone(),
         refused: repaired.refused.clone(),
         fallback: ctx.settings.on_unfixable,
+    })
+}
+
+/// Most groups of the requesting user named to the proxy (the prompt stays small).
+const MAX_USER_GROUPS: usize = 32;
+
+/// The user who applied the object, for crfix-llm-proxy's per-user budgets and logs.
+fn requesting_user(request: &AdmissionRequest) -> Option<RequestUser> {
+    let info = &request.user_info;
+    (!info.username.is_empty()).then(|| RequestUser {
+        username: info.username.clone(),
+        groups: info.groups.iter().take(MAX_USER_GROUPS).cloned().collect(),
     })
 }
 

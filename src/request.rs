@@ -39,10 +39,21 @@ pub struct AdmissionRequest {
     pub name: Option<String>,
     #[serde(default)]
     pub operation: String,
+    /// Who sent the request, as the API server authenticated them.
+    #[serde(default)]
+    pub user_info: UserInfo,
     #[serde(default)]
     pub object: Option<Value>,
     #[serde(default)]
     pub old_object: Option<Value>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct UserInfo {
+    #[serde(default)]
+    pub username: String,
+    #[serde(default)]
+    pub groups: Vec<String>,
 }
 
 impl AdmissionRequest {
@@ -130,6 +141,16 @@ mod tests {
         assert!(e.starts_with("the validate payload is malformed"), "{e}");
         let e = parse_payload(br#"{"request":{},"settings":{"allowedPaths":[]}}"#).unwrap_err();
         assert!(e.starts_with("invalid settings: allowedPaths"), "{e}");
+    }
+
+    #[test]
+    fn the_requesting_user_is_read() {
+        let (request, _) = parse_payload(
+            br#"{"request":{"userInfo":{"username":"alice","groups":["dev","system:authenticated"],"uid":"1"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(request.user_info.username, "alice");
+        assert_eq!(request.user_info.groups, ["dev", "system:authenticated"]);
     }
 
     #[test]

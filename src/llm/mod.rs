@@ -15,6 +15,7 @@ mod transport;
 
 pub use answer::{parse_answer, AnswerError};
 
+use correction_api::RequestUser;
 use serde_json::Value;
 
 use crate::guardrails::{self, REPAIR_ANNOTATION};
@@ -56,6 +57,7 @@ pub fn correct(
     host: &dyn Host,
     object: &Value,
     outcome: &ValidationOutcome,
+    user: Option<&RequestUser>,
 ) -> LlmOutcome {
     let settings = ctx.settings;
     let shown = prompt::for_prompt(object);
@@ -76,6 +78,7 @@ pub fn correct(
             object: &shown,
             errors: &outcome.errors,
             feedback: feedback.as_ref(),
+            user,
         };
         let fitted = match prompt::fit(&input) {
             Ok(f) => f,

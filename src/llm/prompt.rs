@@ -8,7 +8,7 @@
 //! object is never an instruction. Field values cannot add lines to the error list either:
 //! every line is stripped of control characters and bounded.
 
-use correction_api::{ChatMessage, CorrectionRequest, Role};
+use correction_api::{ChatMessage, CorrectionRequest, RequestUser, Role};
 use serde_json::{Map, Value};
 
 use crate::pointer;
@@ -127,6 +127,8 @@ pub struct PromptInput<'a> {
     pub object: &'a Value,
     pub errors: &'a [FieldError],
     pub feedback: Option<&'a Feedback>,
+    /// Who applied the object: crfix-llm-proxy charges the LLM's cost to them.
+    pub user: Option<&'a RequestUser>,
 }
 
 /// The object without what only costs tokens: managed fields and the last-applied copy; every
@@ -459,12 +461,16 @@ pub fn fit(input: &PromptInput) -> Result<Fitted, TooLarge> {
             max_tokens: input.settings.llm.max_tokens,
             temperature: input.settings.llm.temperature,
         };
-        let text = serde_json::to_vec(&request).map_or(usize::MAX, |j| j.len());
+        let user_len = input
+            .user
+            .and_then(|u| serde_json::to_vec(u).ok())
+            .map_or(0, |j| j.len());
+        let text = serde_json::to_vec(&request).map_or(usize::MAX, |j| j.len() + user_len);
         smallest_text = smallest_text.min(text);
         if text > MAX_PROMPT_BYTES {
             continue;
         }
-        let token = correction_api::encode_token(&request);
+        let token = correction_api::encode_token_for(&request, input.user);
         if token.len() <= max {
             return Ok(Fitted { token, trim });
         }
@@ -567,6 +573,7 @@ mod tests {
             object,
             errors,
             feedback: None,
+            user: None,
         }
     }
 

@@ -157,7 +157,7 @@ fn run_on(
             report_unknown_fields: true,
         },
     };
-    let out = correct(&ctx, &host, given, errors);
+    let out = correct(&ctx, &host, given, errors, None);
     (out, seen.into_inner())
 }
 
@@ -539,7 +539,7 @@ fn an_answer_that_is_not_a_correction_is_unavailable() {
             report_unknown_fields: true,
         },
     };
-    match correct(&ctx, &host, &given(), &outcome()) {
+    match correct(&ctx, &host, &given(), &outcome(), None) {
         LlmOutcome::Unavailable { attempts, reason } => {
             assert_eq!(attempts, 1);
             assert!(reason.contains("not a Correction"));
@@ -597,4 +597,32 @@ fn hidden_metadata_comes_back_when_the_answer_left_metadata_as_shown() {
     restore_hidden_metadata(&mut renamed, &given, &shown);
     assert_eq!(renamed["metadata"]["name"], "other");
     assert!(renamed["metadata"].get("managedFields").is_none());
+}
+
+#[test]
+fn the_token_names_the_user_who_applied_the_object() {
+    let settings = settings(1);
+    let schema = schema();
+    let seen = RefCell::new(None);
+    let host = FnHost(|req: &GetResourceRequest| {
+        let decoded =
+            correction_api::decode_token_with_user(&req.name, settings.llm.max_token_bytes)
+                .map_err(|e| e.to_string())?;
+        *seen.borrow_mut() = decoded.user;
+        Ok(correction(&req.name, "{\"unfixable\": \"no\"}"))
+    });
+    let ctx = RepairContext {
+        schema: &schema,
+        old_object: None,
+        settings: &settings,
+        options: ValidateOptions {
+            report_unknown_fields: true,
+        },
+    };
+    let alice = correction_api::RequestUser {
+        username: "alice".into(),
+        groups: vec!["dev".into()],
+    };
+    let _ = correct(&ctx, &host, &given(), &outcome(), Some(&alice));
+    assert_eq!(seen.borrow().as_ref(), Some(&alice));
 }

@@ -3,7 +3,7 @@
 #   make annotate                     = make annotated-policy.wasm (kwctl annotate, main Makefile)
 #   make push REGISTRY=ghcr.io/<org>/policies [VERSION=0.1.0]
 #   make e2e-kwctl                    kwctl tests (skipped with a message without kwctl)
-#   make deploy                       Kind + OLM v1 + Kubewarden + crfix-llm-proxy + the policy
+#   make deploy                       Kind + OLM v1 + Kubewarden 1.37 + crfix-llm-proxy + the policy
 #   make demo                         apply the invalid samples and show what crfix did
 #   make undeploy / make kind-down
 #
@@ -29,11 +29,18 @@ CERTS               ?= openssl
 POLICY_MODULE       ?=
 LOCAL_REGISTRY      ?= crfix-registry
 LOCAL_REGISTRY_PORT ?= 5001
-# Pinned versions of what deploy installs (Kubewarden v1.35.0 charts, OLM v1 release).
+# Kubewarden: the one version everything below follows. Supported: Kubewarden 1.37.x, installed
+# from its single `admission-controller` Helm chart (1.37 deprecated the kubewarden-crds,
+# kubewarden-controller and kubewarden-defaults charts). policy-server's major.minor must match
+# the controller's, so the PolicyServer image (config/policy/policyserver.yaml and
+# policy-server/policyserver.yaml), kwctl in .github/workflows and this pin move together;
+# e2e-tests/tests/release.rs checks that they agree. A cluster still on the three 1.35/1.36 charts
+# must migrate first (Kubewarden's chart migration guide); `make deploy` does not do it.
+KUBEWARDEN_VERSION  ?= 1.37.2
+# admission-controller chart 6.0.N ships Kubewarden 1.37.N.
+KW_CHART_VERSION    ?= 6.0.$(word 3,$(subst ., ,$(KUBEWARDEN_VERSION)))
+KW_POLICY_SERVER_IMAGE ?= ghcr.io/kubewarden/adm-controller/policy-server:v$(KUBEWARDEN_VERSION)
 KUBEWARDEN_CHARTS   ?= https://charts.kubewarden.io
-KW_CRDS_VERSION     ?= 1.27.0
-KW_CONTROLLER_VERSION ?= 5.13.0
-KW_DEFAULTS_VERSION ?= 3.13.0
 OLMV1_VERSION       ?= v1.11.0
 KIND_OVERLAY_DIR    := config/generated/kind
 
@@ -56,7 +63,7 @@ define require
 	done
 endef
 
-.PHONY: annotate push e2e-kwctl deploy deploy-kind deploy-olm deploy-kubewarden deploy-proxy-image \
+.PHONY: kubewarden-versions annotate push e2e-kwctl deploy deploy-kind deploy-olm deploy-kubewarden deploy-proxy-image \
 	deploy-policy-module deploy-certs deploy-key deploy-apply undeploy kind-down demo
 
 annotate: $(ANNOTATED_WASM) ## Embed metadata.yml and README.md in the policy: annotated-policy.wasm
@@ -92,15 +99,16 @@ deploy-olm: deploy-kind ## OLM v1 (operator-controller + catalogd, with cert-man
 	  bash $$tmp/install.sh; rm -rf $$tmp; \
 	fi
 
-deploy-kubewarden: deploy-kind ## Kubewarden CRDs, controller and defaults from the published charts
+deploy-kubewarden: deploy-kind ## Kubewarden (CRDs, controller, default PolicyServer): one chart
 	$(call require,helm kubectl)
 	$(HELM) repo add kubewarden $(KUBEWARDEN_CHARTS) --force-update >/dev/null
 	$(HELM) upgrade --install --wait -n kubewarden --create-namespace \
-	  kubewarden-crds kubewarden/kubewarden-crds --version $(KW_CRDS_VERSION)
-	$(HELM) upgrade --install --wait -n kubewarden \
-	  kubewarden-controller kubewarden/kubewarden-controller --version $(KW_CONTROLLER_VERSION)
-	$(HELM) upgrade --install --wait -n kubewarden \
-	  kubewarden-defaults kubewarden/kubewarden-defaults --version $(KW_DEFAULTS_VERSION)
+	  kubewarden-controller kubewarden/admission-controller --version $(KW_CHART_VERSION)
+
+kubewarden-versions: ## The Kubewarden pins (e2e-tests/tests/release.rs reads them)
+	@echo "KUBEWARDEN_VERSION=$(KUBEWARDEN_VERSION)"
+	@echo "KW_CHART_VERSION=$(KW_CHART_VERSION)"
+	@echo "KW_POLICY_SERVER_IMAGE=$(KW_POLICY_SERVER_IMAGE)"
 
 deploy-proxy-image: deploy-kind ## Build crfix-llm-proxy's image and load it into Kind
 	$(call require,docker kind)
@@ -135,6 +143,9 @@ patches:
       - op: add
         path: /spec/insecureSources
         value: [__INSECURE__]
+      - op: replace
+        path: /spec/image
+        value: $(KW_POLICY_SERVER_IMAGE)
 endef
 export KIND_KUSTOMIZATION
 

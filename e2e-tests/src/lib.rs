@@ -3,9 +3,9 @@
 //!
 //! * one `wasmtime::Engine` (epoch interruption on, like policy-server with evaluation
 //!   timeouts) and one compiled `wasmtime::Module` per `.wasm` file, compiled once per process;
-//! * a pre-instantiated module (`WasmtimeEngineProviderBuilder::build_pre`) **rehydrated into a
-//!   fresh instance for every call** (`WasmtimeEngineProviderPre::rehydrate` + `WapcHost::new`),
-//!   so nothing survives in wasm memory from one evaluation to the next;
+//! * a pre-linked module ([`wapc_engine::EnginePre`]) **rehydrated into a fresh instance for
+//!   every call** (`EnginePre::rehydrate` + `WapcHost::new`), so nothing survives in wasm
+//!   memory from one evaluation to the next;
 //! * the `validate` payload `{"request": <AdmissionRequest>, "settings": <settings>}`;
 //! * the host callback answering `("kubewarden", "tracing", "log")` (captured here) and
 //!   `("kubewarden", "kubernetes", "get_resource")` through a [`Resolver`], after the same
@@ -18,6 +18,7 @@
 pub mod aggregator;
 pub mod cluster;
 pub mod fixtures;
+pub mod wapc_engine;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,8 +28,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use wasmtime_provider::wasmtime;
-use wasmtime_provider::{EpochDeadlines, WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
+use wapc_engine::{Deadlines, EnginePre};
 
 pub use cluster::Cluster;
 pub use fixtures::{
@@ -170,7 +170,7 @@ struct Records {
 /// One compiled module, shared by every [`PolicyHost`] of the process that loads the same file.
 #[derive(Clone)]
 struct Compiled {
-    pre: WasmtimeEngineProviderPre,
+    pre: EnginePre,
     modified: Option<SystemTime>,
     len: u64,
 }
@@ -205,6 +205,21 @@ fn engine() -> Result<&'static wasmtime::Engine> {
 }
 
 fn compile(path: &Path) -> Result<Compiled> {
+    compile_with(path, None).map(|(compiled, _)| compiled)
+}
+
+/// What [`PolicyHost::load_cached`] did with the on-disk cache of compiled modules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModuleCacheUse {
+    /// The compiled module was read from this file (no compilation).
+    Hit(PathBuf),
+    /// The module was compiled and written to this file.
+    Stored(PathBuf),
+    /// The cache was not used, for this reason; the module was compiled.
+    Skipped(String),
+}
+
+fn compile_with(path: &Path, cache_dir: Option<&Path>) -> Result<(Compiled, ModuleCacheUse)> {
     static CACHE: OnceLock<Mutex<HashMap<PathBuf, Compiled>>> = OnceLock::new();
     let meta = std::fs::metadata(path).map_err(|e| {
         anyhow!(
@@ -219,19 +234,26 @@ fn compile(path: &Path) -> Result<Compiled> {
     if let Ok(cache) = cache.lock() {
         if let Some(c) = cache.get(&key) {
             if c.modified == modified && c.len == meta.len() {
-                return Ok(c.clone());
+                return Ok((
+                    c.clone(),
+                    ModuleCacheUse::Skipped("compiled earlier in this process".into()),
+                ));
             }
         }
     }
     let engine = engine()?;
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let module = wasmtime::Module::new(engine, &bytes)
-        .map_err(|e| anyhow!("cannot compile {}: {e}", path.display()))?;
-    let pre = WasmtimeEngineProviderBuilder::new()
-        .engine(engine.clone())
-        .module(module)
-        .build_pre()
-        .map_err(|e| anyhow!("cannot pre-instantiate {}: {e}", path.display()))?;
+    let (module, used) = match cache_dir {
+        Some(dir) => module_cache::load_or_compile(engine, &bytes, dir)
+            .map_err(|e| anyhow!("cannot compile {}: {e:#}", path.display()))?,
+        None => (
+            wasmtime::Module::new(engine, &bytes)
+                .map_err(|e| anyhow!("cannot compile {}: {e}", path.display()))?,
+            ModuleCacheUse::Skipped("no cache directory".into()),
+        ),
+    };
+    let pre = EnginePre::new(engine, &module)
+        .map_err(|e| anyhow!("cannot pre-instantiate {}: {e:?}", path.display()))?;
     let compiled = Compiled {
         pre,
         modified,
@@ -240,7 +262,147 @@ fn compile(path: &Path) -> Result<Compiled> {
     if let Ok(mut cache) = cache.lock() {
         cache.insert(key, compiled.clone());
     }
-    Ok(compiled)
+    Ok((compiled, used))
+}
+
+/// Compiled modules on disk, for short-lived processes such as `crfix-eval`: compiling the
+/// policy with Cranelift takes longer than evaluating a request.
+///
+/// A file is named after the SHA-256 of the `.wasm` bytes together with the engine's
+/// compatibility hash (wasmtime's version and the compilation settings), so a changed module,
+/// wasmtime or configuration never finds an old file. Deserialising is only safe for files this
+/// code wrote itself: the directory must belong to the current user and be writable by nobody
+/// else, files are written under a temporary name and renamed into place (never read half
+/// written), and a file that does not belong to the current user is not read.
+mod module_cache {
+    use std::hash::{Hash, Hasher};
+    use std::io::Write;
+    use std::path::{Path, PathBuf};
+
+    use anyhow::{anyhow, bail, Context, Result};
+    use sha2::{Digest, Sha256};
+
+    use super::ModuleCacheUse;
+
+    pub(super) fn key(engine: &wasmtime::Engine, wasm: &[u8]) -> String {
+        let mut compat = std::collections::hash_map::DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut compat);
+        let mut h = Sha256::new();
+        h.update(b"crfix-e2e-tests module cache v1\0");
+        h.update(compat.finish().to_le_bytes());
+        h.update(Sha256::digest(wasm));
+        h.finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    }
+
+    #[cfg(unix)]
+    fn check_private_dir(dir: &Path) -> Result<u32> {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let meta = std::fs::metadata(dir)?;
+        let uid = current_uid(dir)?;
+        if meta.uid() != uid {
+            bail!("{} belongs to another user", dir.display());
+        }
+        if meta.mode() & 0o022 != 0 {
+            // Ours: tighten it rather than refuse.
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+        Ok(uid)
+    }
+
+    /// The uid new files get in `dir`: the effective uid of this process.
+    #[cfg(unix)]
+    fn current_uid(dir: &Path) -> Result<u32> {
+        use std::os::unix::fs::MetadataExt;
+        let probe = tempfile_in(dir)?;
+        let uid = std::fs::metadata(&probe.0)?.uid();
+        Ok(uid)
+    }
+
+    #[cfg(not(unix))]
+    fn check_private_dir(dir: &Path) -> Result<u32> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(0)
+    }
+
+    /// A new, empty, private file in `dir`, removed on drop unless persisted.
+    struct TempFile(PathBuf);
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn tempfile_in(dir: &Path) -> Result<TempFile> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or_default();
+        let path = dir.join(format!(".tmp-{}-{nanos}", std::process::id()));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        options
+            .open(&path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        Ok(TempFile(path))
+    }
+
+    pub(super) fn load_or_compile(
+        engine: &wasmtime::Engine,
+        wasm: &[u8],
+        dir: &Path,
+    ) -> Result<(wasmtime::Module, ModuleCacheUse)> {
+        let compile = || wasmtime::Module::new(engine, wasm).map_err(|e| anyhow!("{e}"));
+        let uid = match check_private_dir(dir) {
+            Ok(uid) => uid,
+            Err(e) => return Ok((compile()?, ModuleCacheUse::Skipped(format!("{e:#}")))),
+        };
+        let file = dir.join(format!("{}.cwasm", key(engine, wasm)));
+        if let Ok(meta) = std::fs::metadata(&file) {
+            #[cfg(unix)]
+            let ours = {
+                use std::os::unix::fs::MetadataExt;
+                meta.uid() == uid && meta.mode() & 0o022 == 0
+            };
+            #[cfg(not(unix))]
+            let ours = {
+                let _ = (meta, uid);
+                true
+            };
+            if ours {
+                // SAFETY: the file was written by `store` below (private directory of this
+                // user, complete files only, named after the module and the engine's
+                // compatibility hash); wasmtime also checks its header against this engine.
+                if let Ok(module) = unsafe { wasmtime::Module::deserialize_file(engine, &file) } {
+                    return Ok((module, ModuleCacheUse::Hit(file)));
+                }
+            }
+        }
+        let module = compile()?;
+        match store(&module, dir, &file) {
+            Ok(()) => Ok((module, ModuleCacheUse::Stored(file))),
+            Err(e) => Ok((module, ModuleCacheUse::Skipped(format!("{e:#}")))),
+        }
+    }
+
+    fn store(module: &wasmtime::Module, dir: &Path, file: &Path) -> Result<()> {
+        let bytes = module.serialize().map_err(|e| anyhow!("{e}"))?;
+        let tmp = tempfile_in(dir)?;
+        let mut f = std::fs::OpenOptions::new().write(true).open(&tmp.0)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp.0, file).with_context(|| format!("writing {}", file.display()))?;
+        Ok(())
+    }
 }
 
 /// `(apiVersion, kind)` pairs of `contextAwareResources` in the workspace's `metadata.yml`.
@@ -319,6 +481,28 @@ impl PolicyHost {
             timeout: Some(DEFAULT_TIMEOUT),
             records: Default::default(),
         })
+    }
+
+    /// [`PolicyHost::load`], with compiled modules kept in `cache_dir` across processes
+    /// (see [`ModuleCacheUse`]): a second process loading the same `.wasm` skips compilation.
+    pub fn load_cached(
+        path: impl AsRef<Path>,
+        cache_dir: &Path,
+    ) -> Result<(PolicyHost, ModuleCacheUse)> {
+        let path = path.as_ref().to_path_buf();
+        let (compiled, used) = compile_with(&path, Some(cache_dir))?;
+        let cluster = Cluster::with_crd_fixtures().context("loading the CRD fixtures")?;
+        Ok((
+            PolicyHost {
+                path,
+                compiled,
+                resolver: cluster.resolver(),
+                allow_list: default_allow_list(),
+                timeout: Some(DEFAULT_TIMEOUT),
+                records: Default::default(),
+            },
+            used,
+        ))
     }
 
     /// The crfix policy at [`policy_wasm_path`].
@@ -470,16 +654,12 @@ impl PolicyHost {
     pub fn call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>> {
         let deadlines = self.timeout.map(|t| {
             let ticks = (t.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
-            EpochDeadlines {
-                wapc_init: ticks,
-                wapc_func: ticks,
+            Deadlines {
+                init: ticks,
+                call: ticks,
             }
         });
-        let provider = self
-            .compiled
-            .pre
-            .rehydrate(deadlines)
-            .map_err(|e| anyhow!("cannot rehydrate {}: {e}", self.path.display()))?;
+        let provider = self.compiled.pre.rehydrate(deadlines);
         let host = wapc::WapcHost::new(Box::new(provider), Some(self.callback()))
             .map_err(|e| anyhow!("cannot initialise {}: {e}", self.path.display()))?;
         host.call(operation, payload)

@@ -136,6 +136,18 @@ fn kubewarden_version_is_pinned_once_and_followed_everywhere() {
     }
     assert!(kwctl_pins >= 1, "no workflow installs kwctl");
 
+    // The docs name the supported release and chart the pins install.
+    for file in ["README.md", "docs/cluster.md"] {
+        let text = read(file);
+        let chart = &pins["KW_CHART_VERSION"];
+        let names_chart = text.contains(&format!("`admission-controller` chart {chart}"))
+            || text.contains(&format!("`admission-controller` {chart}"));
+        assert!(
+            text.contains(&format!("v{version}")) && names_chart,
+            "{file} does not name Kubewarden v{version} and its chart {chart}"
+        );
+    }
+
     // No other file pins another policy-server image.
     for dir in ["config", "policy-server", "mk", ".github"] {
         for path in files_under(&root().join(dir)) {

@@ -60,6 +60,11 @@ pub enum ErrorKind {
     Duplicate,
     /// An `x-kubernetes-embedded-resource` without apiVersion/kind.
     EmbeddedResource,
+    /// `oneOf`, `anyOf`, `allOf` or `not` (the `keyword`) not satisfied. The API server reports
+    /// it without a field (`<nil>`); the pointer is the value's.
+    Combinator {
+        keyword: String,
+    },
     /// A CEL `x-kubernetes-validations` rule evaluated to false (or failed at run time).
     Cel {
         rule: String,
@@ -85,6 +90,10 @@ impl FieldError {
     /// The API server's dotted field path, e.g. `spec.source.catalog.packageName`,
     /// `spec.channels[0]`.
     pub fn field_path(&self) -> String {
+        if matches!(self.kind, ErrorKind::Combinator { .. }) {
+            // The API server's schema validator names the value in the message instead.
+            return "<nil>".to_string();
+        }
         crate::pointer::to_field_path(&self.pointer)
     }
 
@@ -109,6 +118,7 @@ impl FieldError {
             ErrorKind::Unknown => "unknown field",
             ErrorKind::Duplicate => "duplicate",
             ErrorKind::EmbeddedResource => "embedded resource",
+            ErrorKind::Combinator { .. } => "schema combinator",
             ErrorKind::Cel { .. } => "x-kubernetes-validations",
         }
     }

@@ -19,6 +19,7 @@ use ::cel::common::types::{
 };
 use ::cel::common::value::{CowVal, Val};
 use ::cel::objects::{Key, Map};
+use ::cel::common::ast::Expr;
 use ::cel::parser::{Expression, PrattParser};
 use ::cel::{Context, Env, ExecutionError, Value as CelValue};
 use serde_json::Value;
@@ -846,7 +847,96 @@ fn run(
             ctx.add_variable_as_val("oldSelf", Box::new(opt));
         }
     }
-    CelValue::resolve(expression, &ctx)
+    CelValue::resolve(expression, &ctx).map_err(|e| first_error(expression, &ctx, e, 0))
+}
+
+/// How deep [`first_error`] looks for the operand cel-go evaluates first.
+const MAX_ERROR_SEARCH_DEPTH: usize = 16;
+
+/// The error cel-go reports for `expr`, which failed with `error`: cel-go evaluates the
+/// operands of a call (and the condition, then the branch taken, of `?:`) left to right and
+/// reports the first that fails; the `cel` crate may evaluate them in another order.
+fn first_error(
+    expr: &Expression,
+    ctx: &Context,
+    error: ExecutionError,
+    depth: usize,
+) -> ExecutionError {
+    if depth >= MAX_ERROR_SEARCH_DEPTH || !is_value_error(&error) {
+        return error;
+    }
+    let operands: Vec<&Expression> = match &expr.expr {
+        Expr::Select(select) => vec![&select.operand],
+        Expr::Call(call) if call.func_name == "_?_:_" && call.args.len() == 3 => {
+            match CelValue::resolve(&call.args[0], ctx) {
+                Err(e) if is_value_error(&e) => {
+                    return first_error(&call.args[0], ctx, e, depth + 1)
+                }
+                Ok(CelValue::Bool(true)) => vec![&call.args[1]],
+                Ok(CelValue::Bool(false)) => vec![&call.args[2]],
+                _ => return error,
+            }
+        }
+        Expr::Call(call) => call
+            .target
+            .iter()
+            .map(|t| t.as_ref())
+            .chain(&call.args)
+            .collect(),
+        _ => return error,
+    };
+    for operand in operands {
+        match CelValue::resolve(operand, ctx) {
+            Err(e) if is_value_error(&e) => return first_error(operand, ctx, e, depth + 1),
+            _ => {}
+        }
+    }
+    // Every operand evaluates: the failure is this node's own.
+    if let (ExecutionError::IndexOutOfBounds(index), Expr::Call(call)) = (&error, &expr.expr) {
+        let size = call
+            .args
+            .first()
+            .and_then(|list| match CelValue::resolve(list, ctx) {
+                Ok(CelValue::List(items)) => Some(items.len()),
+                _ => None,
+            });
+        if let (Some(size), CelValue::Int(i)) = (size, index) {
+            return ExecutionError::function_error(
+                "_[_]",
+                format!("index '{i}' out of range in list size '{size}'"),
+            );
+        }
+    }
+    error
+}
+
+/// An error of the values (a missing key, a division by zero, …) rather than of crfix's
+/// interpreter: the errors whose operand [`first_error`] looks for.
+fn is_value_error(error: &ExecutionError) -> bool {
+    matches!(
+        error,
+        ExecutionError::NoSuchKey(_)
+            | ExecutionError::DivisionByZero(_)
+            | ExecutionError::RemainderByZero(_)
+            | ExecutionError::Overflow(..)
+            | ExecutionError::IndexOutOfBounds(_)
+    )
+}
+
+/// cel-go's words for a run-time error, where the `cel` crate's differ.
+fn cel_go_text(error: &ExecutionError) -> Option<String> {
+    Some(match error {
+        ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
+        ExecutionError::DivisionByZero(_) => "division by zero".to_string(),
+        ExecutionError::RemainderByZero(_) => "modulus by zero".to_string(),
+        ExecutionError::Overflow(_, CelValue::UInt(_), _) => {
+            "unsigned integer overflow".to_string()
+        }
+        ExecutionError::Overflow(..) => "integer overflow".to_string(),
+        ExecutionError::IndexOutOfBounds(index) => format!("index out of range: {index:?}"),
+        ExecutionError::FunctionError { message, .. } => message.clone(),
+        _ => return None,
+    })
 }
 
 /// The API server's error for a rule that failed at run time: cel-go's error, then the rule
@@ -869,7 +959,7 @@ fn classify(e: ExecutionError) -> RuleResult {
         | ExecutionError::UnsupportedTargetType { .. }
         | ExecutionError::UnexpectedType { .. }
         | ExecutionError::InternalError(_) => RuleResult::Unsupported(text),
-        _ => RuleResult::Error(text),
+        _ => RuleResult::Error(cel_go_text(&e).unwrap_or(text)),
     }
 }
 

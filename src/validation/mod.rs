@@ -405,7 +405,7 @@ impl<'a> Walker<'a> {
             return;
         }
         self.check_value(schema, value, ptr);
-        self.check_combinators(schema, value, ptr);
+        self.check_combinators(schema, value, ptr, depth);
         if schema
             .get("x-kubernetes-validations")
             .and_then(Value::as_array)
@@ -669,32 +669,128 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// `allOf` is checked in full on the same value; `anyOf`/`oneOf`/`not` of anything but the
-    /// int-or-string type alternatives are not checked (a warning says so).
-    fn check_combinators(&mut self, schema: &'a Value, value: &'a Value, ptr: &str) {
-        if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
-            for branch in all {
-                self.check_value(branch, value, ptr);
-                if let Some(obj) = value.as_object() {
-                    self.check_required(branch, obj, ptr);
+    /// `allOf`, `anyOf`, `oneOf` and `not`, as the API server's schema validator (kube-openapi)
+    /// checks them: each branch is a schema the same value is validated against.
+    fn check_combinators(&mut self, schema: &'a Value, value: &'a Value, ptr: &str, depth: usize) {
+        let fp = if ptr.is_empty() {
+            String::new()
+        } else {
+            pointer::to_field_path(ptr)
+        };
+        if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+            let results = self.branches(branches, value, ptr, depth, branches.len());
+            if !results.iter().any(Vec::is_empty) {
+                self.combinator(
+                    ptr,
+                    "anyOf",
+                    format!("{fp:?} must validate at least one schema (anyOf)"),
+                );
+                self.merge_best(results);
+            }
+        }
+        if let Some(branches) = schema.get("oneOf").and_then(Value::as_array) {
+            let results = self.branches(branches, value, ptr, depth, branches.len());
+            let valid = results.iter().filter(|r| r.is_empty()).count();
+            if valid != 1 {
+                let found = if valid == 0 {
+                    "Found none valid".to_string()
+                } else {
+                    format!("Found {valid} valid alternatives")
+                };
+                self.combinator(
+                    ptr,
+                    "oneOf",
+                    format!("{fp:?} must validate one and only one schema (oneOf). {found}"),
+                );
+                if valid == 0 {
+                    self.merge_best(results);
                 }
             }
         }
-        for key in ["anyOf", "oneOf", "not"] {
-            let Some(c) = schema.get(key) else { continue };
-            let type_only = c.as_array().is_some_and(|branches| {
-                branches.iter().all(|b| {
-                    b.as_object()
-                        .is_some_and(|o| o.keys().all(|k| k == "type" || k == "description"))
-                })
-            });
-            if !type_only {
-                self.warn(format!(
-                    "crfix: {key} at {} not checked",
-                    pointer::to_field_path(ptr)
-                ));
+        if let Some(branches) = schema.get("allOf").and_then(Value::as_array) {
+            let results = self.branches(branches, value, ptr, depth, branches.len());
+            let failed = results.iter().filter(|r| !r.is_empty()).count();
+            for errors in results {
+                for (class, e) in errors {
+                    self.push(class, e.pointer, e.kind, e.message);
+                }
+            }
+            if failed > 0 {
+                let none = if failed == branches.len() {
+                    ". None validated"
+                } else {
+                    ""
+                };
+                self.combinator(
+                    ptr,
+                    "allOf",
+                    format!("{fp:?} must validate all the schemas (allOf){none}"),
+                );
             }
         }
+        if let Some(not) = schema.get("not").filter(|n| n.is_object()) {
+            if self.branches(std::slice::from_ref(not), value, ptr, depth, 1)[0].is_empty() {
+                self.combinator(
+                    ptr,
+                    "not",
+                    format!("{fp:?} must not validate the schema (not)"),
+                );
+            }
+        }
+    }
+
+    /// The errors of `value` against each of `branches` (at most `n`), found by a walker of
+    /// their own (unknown fields are not errors in a branch: it names only what it checks).
+    fn branches(
+        &mut self,
+        branches: &'a [Value],
+        value: &'a Value,
+        ptr: &str,
+        depth: usize,
+        n: usize,
+    ) -> Vec<Vec<(Class, FieldError)>> {
+        let mut out = Vec::with_capacity(n);
+        for branch in branches.iter().take(n) {
+            let mut w = Walker {
+                options: ValidateOptions {
+                    report_unknown_fields: false,
+                },
+                errors: Vec::new(),
+                warnings: Vec::new(),
+                sites: Vec::new(),
+                depth_warned: self.depth_warned,
+            };
+            w.walk(branch, value, None, ptr, depth + 1);
+            for warning in w.warnings {
+                self.warn(warning);
+            }
+            out.push(w.errors);
+        }
+        out
+    }
+
+    /// A failed `anyOf`/`oneOf`: the errors of the branch that came closest (fewest errors,
+    /// the first of equals), as the API server reports its best failure.
+    fn merge_best(&mut self, results: Vec<Vec<(Class, FieldError)>>) {
+        let best = results
+            .into_iter()
+            .filter(|r| !r.is_empty())
+            .reduce(|best, r| if r.len() < best.len() { r } else { best });
+        for (class, e) in best.unwrap_or_default() {
+            self.push(class, e.pointer, e.kind, e.message);
+        }
+    }
+
+    /// The API server's error for a combinator: `Invalid value: ""` and no field.
+    fn combinator(&mut self, ptr: &str, keyword: &str, message: String) {
+        self.push(
+            Class::Value,
+            ptr.to_string(),
+            ErrorKind::Combinator {
+                keyword: keyword.to_string(),
+            },
+            format!("Invalid value: \"\": {message}"),
+        );
     }
 
     fn check_required(&mut self, schema: &Value, obj: &Map<String, Value>, ptr: &str) {

@@ -970,3 +970,119 @@ fn a_string_over_max_length_is_not_matched_against_its_pattern() {
     assert!(outcome.is_valid());
     assert!(outcome.warnings[0].contains("pattern at v not checked"));
 }
+
+#[test]
+fn one_of_any_of_all_of_and_not_as_the_api_servers_validator() {
+    let s = json!({"type": "object", "properties": {
+        "address": {"type": "string", "oneOf": [{"format": "ipv4"}, {"format": "ipv6"}]},
+        "replicas": {"type": "integer", "anyOf": [{"minimum": 10}, {"maximum": 1}]},
+        "mode": {"type": "string", "not": {"enum": ["legacy"]}},
+        "both": {"type": "string", "oneOf": [{"minLength": 1}, {"maxLength": 5}]},
+        "all": {"type": "string", "allOf": [{"minLength": 2}, {"pattern": "^a"}]},
+        "port": {"x-kubernetes-int-or-string": true,
+                 "anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "shape": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+                  "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}}});
+    let valid = json!({"address": "1.2.3.4", "replicas": 12, "mode": "new", "both": "abcdefg",
+        "all": "ab", "port": 80, "shape": {"a": "x", "c": 1}});
+    let outcome = validate(
+        &s,
+        &valid,
+        None,
+        ValidateOptions {
+            report_unknown_fields: false,
+        },
+    );
+    assert!(
+        outcome.is_valid() && outcome.warnings.is_empty(),
+        "{outcome:?}"
+    );
+    for ok in [
+        json!({"address": "::1"}),
+        json!({"replicas": 0}),
+        json!({"port": "http"}),
+    ] {
+        assert!(run(&s, &ok).is_valid(), "{ok}");
+    }
+    let lines = |o: Value| crate::types::error_lines(&run(&s, &o).errors);
+    // Gateway API's addresses: a port is neither an IPv4 nor an IPv6 address.
+    assert_eq!(
+        lines(json!({"address": "1.2.3.4:8080"})),
+        vec![
+            "<nil>: Invalid value: \"\": \"address\" must validate one and only one schema (oneOf). Found none valid",
+            "address: Invalid value: \"1.2.3.4:8080\": address in body must be of type ipv4: \"1.2.3.4:8080\"",
+        ]
+    );
+    assert_eq!(
+        lines(json!({"both": "abc"})),
+        vec!["<nil>: Invalid value: \"\": \"both\" must validate one and only one schema (oneOf). Found 2 valid alternatives"]
+    );
+    assert_eq!(
+        lines(json!({"replicas": 5})),
+        vec![
+            "<nil>: Invalid value: \"\": \"replicas\" must validate at least one schema (anyOf)",
+            "replicas: Invalid value: 5: replicas in body should be greater than or equal to 10",
+        ]
+    );
+    assert_eq!(
+        lines(json!({"mode": "legacy"})),
+        vec!["<nil>: Invalid value: \"\": \"mode\" must not validate the schema (not)"]
+    );
+    assert_eq!(
+        lines(json!({"all": "b"})),
+        vec![
+            "all: Invalid value: \"b\": all in body should be at least 2 chars long",
+            "all: Invalid value: \"b\": all in body should match '^a'",
+            "<nil>: Invalid value: \"\": \"all\" must validate all the schemas (allOf). None validated",
+        ]
+    );
+    assert_eq!(
+        lines(json!({"shape": {"a": "x", "b": "y"}})),
+        vec!["<nil>: Invalid value: \"\": \"shape\" must validate one and only one schema (oneOf). Found 2 valid alternatives"]
+    );
+    // int-or-string: the type alternatives never fail for an int or a string.
+    assert_eq!(
+        run(&s, &json!({"port": 1.5})).errors[0].kind,
+        ErrorKind::Type {
+            expected: "int-or-string".into()
+        }
+    );
+}
+
+#[test]
+fn runtime_errors_in_cel_gos_words_naming_the_rules_message() {
+    let s = |rule: &str, message: Option<&str>| {
+        let mut r = json!({"rule": rule});
+        if let Some(m) = message {
+            r["message"] = json!(m);
+        }
+        json!({"type": "object", "properties": {
+            "a": {"type": "integer"}, "b": {"type": "integer"}, "u": {"type": "integer"},
+            "l": {"type": "array", "items": {"type": "integer"}},
+            "m": {"type": "object", "additionalProperties": {"type": "string"}}},
+            "x-kubernetes-validations": [r]})
+    };
+    let cases = [
+        ("self.a > 1", Some("a must be big"), json!({}), "no such key: a evaluating rule: a must be big"),
+        ("self.a > 1", None, json!({}), "no such key: a evaluating rule: self.a > 1"),
+        // cel-go evaluates the left operand first and names it.
+        ("self.a == self.b", None, json!({}), "no such key: a evaluating rule: self.a == self.b"),
+        ("self.a == self.b", None, json!({"a": 1}), "no such key: b evaluating rule: self.a == self.b"),
+        ("self.m['x'] == 'y'", None, json!({"m": {}}), "no such key: x evaluating rule: self.m['x'] == 'y'"),
+        ("self.a / self.b > 0", None, json!({"a": 1, "b": 0}), "division by zero evaluating rule: self.a / self.b > 0"),
+        ("self.a % self.b > 0", None, json!({"a": 1, "b": 0}), "modulus by zero evaluating rule: self.a % self.b > 0"),
+        ("self.a * self.b > 0", None, json!({"a": i64::MAX, "b": 2}), "integer overflow evaluating rule: self.a * self.b > 0"),
+        ("self.l[3] > 0", None, json!({"l": [1]}), "index '3' out of range in list size '1' evaluating rule: self.l[3] > 0"),
+        ("self.a > 0 ? self.l[0] > 0 : self.b > 0", None, json!({"a": 1, "l": []}),
+         "index '0' out of range in list size '0' evaluating rule: self.a > 0 ? self.l[0] > 0 : self.b > 0"),
+    ];
+    for (rule, message, object, expected) in cases {
+        let outcome = run(&s(rule, message), &object);
+        let e = only_error(&outcome);
+        assert_eq!(
+            e.message,
+            format!("Invalid value: \"object\": {expected}"),
+            "{rule}"
+        );
+    }
+}

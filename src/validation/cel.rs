@@ -546,12 +546,10 @@ impl CompiledRule {
     pub fn cost_estimate(&self, schema: &Value) -> Option<u64> {
         match &self.body {
             Body::Cel(cel) => Some(super::cost::estimate(&cel.expression, schema)),
-            Body::Shortcut { source, cel, .. } => {
-                match cel.get_or_init(|| compile_cel(source).map(|(cel, _)| cel)) {
-                    Ok(cel) => Some(super::cost::estimate(&cel.expression, schema)),
-                    Err(_) => None,
-                }
-            }
+            Body::Shortcut { shortcut, .. } => Some(match shortcut {
+                Shortcut::Matches(pattern) => super::cost::matches_estimate(schema, pattern),
+                Shortcut::Has(_) => super::cost::HAS_BOUND,
+            }),
         }
     }
 }

@@ -88,6 +88,12 @@ pub fn matches_bound(value: &Value, pattern: &str) -> u64 {
     1 + regex_cost(len, pattern.chars().count() as u64).saturating_add(1)
 }
 
+/// The estimate of a `self.matches('<pattern>')` rule on any value of `schema`.
+pub fn matches_estimate(schema: &Value, pattern: &str) -> u64 {
+    let len = Abs::Schema(schema).len();
+    1 + regex_cost(len, pattern.chars().count() as u64).saturating_add(1)
+}
+
 /// The bound of a `has(self.<field>)` rule.
 pub const HAS_BOUND: u64 = 2;
 
@@ -104,7 +110,30 @@ fn schema_len(schema: &Value) -> u64 {
     schema
         .get(key)
         .and_then(Value::as_u64)
-        .unwrap_or(MAX_REQUEST_BYTES)
+        .unwrap_or(match key {
+            // As many as fit in a request, each at its smallest and a comma.
+            "maxItems" => max_count(schema.get("items")),
+            "maxProperties" => max_count(schema.get("additionalProperties")),
+            _ => MAX_REQUEST_BYTES,
+        })
+}
+
+/// The most elements of schema `element` a request can hold (the API server's estimate for
+/// lists and maps without a maximum size): each at its smallest serialized size, plus a comma.
+pub fn max_count(element: Option<&Value>) -> u64 {
+    MAX_REQUEST_BYTES / (min_serialized_size(element) + 1)
+}
+
+fn min_serialized_size(schema: Option<&Value>) -> u64 {
+    match schema {
+        Some(s) if schema::is_int_or_string(s) => 1,
+        Some(s) => match schema::type_of(s) {
+            "integer" | "number" => 1,
+            "boolean" => 4,
+            _ => 2,
+        },
+        None => 1,
+    }
 }
 
 impl<'v> Abs<'v> {

@@ -17,6 +17,7 @@
 mod cel;
 mod cost;
 mod formats;
+mod static_cost;
 
 use std::collections::HashSet;
 
@@ -966,7 +967,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn run_cel(&mut self, schema: &Value) {
+    fn run_cel(&mut self, schema: &'a Value) {
         // As the API server (customresource strategy, `hasBlockingErr`): no rule is evaluated
         // while the object has an error that makes its shape unlike the one the rules were
         // written for.
@@ -977,8 +978,14 @@ impl<'a> Walker<'a> {
             return;
         }
         let sites = std::mem::take(&mut self.sites);
+        if sites.is_empty() {
+            return;
+        }
+        let mut cache = RuleCache::default();
+        let refused = static_cost::refused_rules(schema, &mut cache);
         let mut run = CelRun {
-            cache: RuleCache::default(),
+            cache,
+            refused,
             evaluations: 0,
             budget: cost::RUNTIME_BUDGET,
         };
@@ -990,9 +997,15 @@ impl<'a> Walker<'a> {
             else {
                 continue;
             };
-            for rule in rules {
+            for (index, rule) in rules.iter().enumerate() {
                 if self.full() {
                     return;
+                }
+                if let Some(why) = run.refused.get(site.schema, index) {
+                    self.warn(format!(
+                        "crfix: CEL rule not evaluated, the API server refuses it: {why}"
+                    ));
+                    continue;
                 }
                 let Some(text) = rule.get("rule").and_then(Value::as_str) else {
                     continue;
@@ -1180,6 +1193,8 @@ enum Flow {
 /// The state of one object's rule evaluations.
 struct CelRun<'a> {
     cache: RuleCache<'a>,
+    /// The rules the API server refuses when the CRD is written (their cost estimates).
+    refused: static_cost::Refused,
     evaluations: usize,
     /// What is left of the API server's per-object budget.
     budget: u64,

@@ -893,7 +893,10 @@ fn blocking_errors_skip_every_rule_as_the_api_server_does() {
 
 #[test]
 fn a_rule_over_the_per_call_cost_limit_is_refused_in_the_api_servers_words() {
-    let (s, o) = hostile_list(10_000, None, QUADRATIC);
+    // Within the CRD's estimate (500 items), but 500 equal items make every `exists` iterate
+    // the whole list: over the per-call limit at run time.
+    let (s, _) = hostile_list(0, Some(500), QUADRATIC);
+    let o = json!({"spec": {"list": vec![7; 500]}});
     let started = std::time::Instant::now();
     let outcome = run(&s, &o);
     assert!(started.elapsed() < std::time::Duration::from_secs(1));
@@ -931,22 +934,25 @@ fn a_rule_over_the_per_call_cost_limit_is_refused_in_the_api_servers_words() {
 #[test]
 fn the_object_budget_stops_the_rules_in_the_api_servers_words() {
     // Each item's rule costs about 801,000: twelve fit in the 10,000,000 budget, the
-    // thirteenth does not.
+    // thirteenth does not. (Two lists of at most 12: the CRD's estimate of each rule, times
+    // 12, is within the API server's limit.)
     let pattern = "^(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p)*$";
-    let s = json!({"type": "object", "properties": {"items": {"type": "array",
-        "items": {"type": "string",
-            "x-kubernetes-validations": [{"rule": format!("self.matches('{pattern}')")}]}}}});
+    let list = json!({"type": "array", "maxItems": 12,
+        "items": {"type": "string", "maxLength": 890_000,
+            "x-kubernetes-validations": [{"rule": format!("self.matches('{pattern}')")}]}});
+    let s = json!({"type": "object", "properties": {"a": list, "b": list}});
     let item = "a".repeat(890_000);
-    let o = json!({"items": vec![item.clone(); 13]});
+    let o = json!({"a": vec![item.clone(); 12], "b": [item.clone()]});
     let outcome = run(&s, &o);
+    assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
     let e = only_error(&outcome);
-    assert_eq!(e.pointer, "/items/12");
+    assert_eq!(e.pointer, "/b/0");
     assert_eq!(
         e.message,
         "Invalid value: \"string\": validation failed due to running out of cost budget, no \
          further validation rules will be run"
     );
-    let o = json!({"items": vec![item; 12]});
+    let o = json!({"a": vec![item; 12], "b": []});
     assert!(run(&s, &o).is_valid());
 }
 
@@ -1086,3 +1092,59 @@ fn runtime_errors_in_cel_gos_words_naming_the_rules_message() {
         );
     }
 }
+
+#[test]
+fn rules_the_api_server_refuses_for_their_estimated_cost_are_not_evaluated() {
+    // Quadratic in a list without maxItems: far over StaticEstimatedCostLimit.
+    let failing = "self.all(x, self.exists(y, y > x))";
+    let (s, o) = hostile_list(3, None, failing);
+    let outcome = run(&s, &o);
+    assert!(outcome.is_valid(), "{outcome:?}");
+    assert_eq!(
+        outcome.warnings,
+        vec![
+            "crfix: CEL rule not evaluated, the API server refuses it: \
+             openAPIV3Schema.properties[spec].properties[list].x-kubernetes-validations[0].rule: \
+             Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try \
+             simplifying the rule, or adding maxItems, maxProperties, and maxLength where \
+             arrays, maps, and strings are declared)"
+        ]
+    );
+    // With maxItems the estimate is within the limit: the rule runs (and fails).
+    let (s, o) = hostile_list(3, Some(100), failing);
+    assert_eq!(only_error(&run(&s, &o)).pointer, "/spec/list");
+
+    // A matches rule: a tenth of maxLength times a quarter of the pattern's length.
+    let pattern = "^(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q|r)+$";
+    assert_eq!(pattern.len(), 40);
+    let matches = |max_length: u64| {
+        json!({"type": "string", "maxLength": max_length,
+               "x-kubernetes-validations": [{"rule": format!("self.matches('{pattern}')")}]})
+    };
+    let s = json!({"type": "object", "properties": {"a": matches(11_999_999)}});
+    let outcome = run(&s, &json!({"a": "zz"}));
+    assert!(outcome.is_valid());
+    assert!(outcome.warnings[0].contains(
+        "properties[a].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds \
+         budget by factor of 1.200000x"
+    ));
+    // Eleven rules of 9,500,002 each: each within the limit, their total over the CRD's.
+    let props: serde_json::Map<String, Value> = (0..11)
+        .map(|i| (format!("p{i:02}"), matches(9_499_990)))
+        .collect();
+    let s = json!({"type": "object", "properties": props});
+    let o: serde_json::Map<String, Value> =
+        (0..11).map(|i| (format!("p{i:02}"), json!("zz"))).collect();
+    let outcome = run(&s, &Value::Object(o));
+    // The four the API server names are not evaluated; the seven others are (and fail).
+    assert_eq!(outcome.errors.len(), 7, "{outcome:?}");
+    assert_eq!(outcome.warnings.len(), 4);
+    assert!(outcome.warnings.iter().all(|w| w.contains(
+        "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire \
+         OpenAPIv3 schema; openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule \
+         cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.045000x"
+    )), "{:?}", outcome.warnings);
+    // The ClusterExtension CRD's rules are all within the limits.
+    assert!(run(&ce_v1(), &valid_ce()).warnings.is_empty());
+}
+

@@ -26,6 +26,9 @@ use serde_json::Value;
 
 use crate::schema;
 
+#[path = "k8s_lib/mod.rs"]
+mod k8s_lib;
+
 /// Prefix of the function errors that are crfix's limitation, not the object's fault.
 const UNSUPPORTED: &str = "crfix-unsupported: ";
 
@@ -126,6 +129,9 @@ struct Features {
     strings: bool,
     lists: bool,
     optional: bool,
+    /// Kubernetes' libraries ([`k8s_lib`]): durations and timestamps, quantities, IP/CIDR, URLs,
+    /// sets.
+    k8s: bool,
     /// The rule calls a function (or names something other than `self`/`oldSelf`): the
     /// environment needs the standard library and crfix's functions. Without, it is empty.
     library: bool,
@@ -188,6 +194,9 @@ fn build_env(features: Features) -> Result<Env, cel::DeclarationError> {
     }
     if features.lists {
         env.add_extension(cel::extensions::lists)?;
+    }
+    if features.k8s {
+        k8s_lib::register(&mut env)?;
     }
     env.add_member_overload(
         "matches",
@@ -584,7 +593,10 @@ fn compile_cel(rule: &str) -> Result<(Cel, bool), String> {
     let features = Features {
         strings: functions.iter().any(|f| STRING_FUNCTIONS.contains(f)),
         lists: functions.iter().any(|f| LIST_FUNCTIONS.contains(f)),
+        k8s: k8s_lib::needed(&functions, &references.variables()),
         optional: rule.contains('?')
+            // `optional.of(x)` is a call of `of` on a variable `optional`.
+            || references.has_variable("optional")
             || functions.iter().any(|f| {
                 f.starts_with("optional.") || matches!(*f, "hasValue" | "value" | "orValue" | "or")
             }),
@@ -944,6 +956,9 @@ pub fn runtime_error_message(error: &str, shown: &str) -> String {
 }
 
 fn classify(e: ExecutionError) -> RuleResult {
+    if let Some(message) = k8s_lib::verbatim(&e) {
+        return RuleResult::Error(message);
+    }
     let text = e.to_string();
     if text.contains(UNSUPPORTED) {
         return RuleResult::Unsupported(text.replace(UNSUPPORTED, ""));
@@ -1573,7 +1588,7 @@ mod tests {
             eval(
                 "quantity(self).isLessThan(quantity('1Gi'))",
                 s.clone(),
-                json!("1Mi")
+                json!("1234567890123456789012345678901234567891")
             ),
             RuleResult::Unsupported(_)
         ));

@@ -5,7 +5,7 @@ mod common;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use common::{free_port, metric, token, token_for_user, ClientCa, Pki, Proxy, ProxyBuilder};
+use common::{free_port, metric, token, token_for_user, ClientCa, Pki, Proxy, ProxyBuilder, Road};
 use fake_llm::{FakeLlm, Reply};
 use reqwest::blocking::Response;
 use serde_json::Value;
@@ -27,10 +27,12 @@ fn assert_status(body: &Value, code: u16, reason: &str) {
 
 #[test]
 fn discovery_documents() {
-    let pki = Pki::new();
-    let llm = FakeLlm::start_blocking().unwrap();
-    let proxy = ProxyBuilder::new(&pki, &llm.base_url()).start();
-    let client = pki.client(Some(&pki.allowed_client));
+    let Road {
+        pki,
+        llm,
+        proxy,
+        client,
+    } = Road::start(&[]);
 
     let (code, apis) = json(
         client
@@ -216,11 +218,13 @@ fn good_correction_then_cache_hit_and_metrics() {
 
 #[test]
 fn identical_concurrent_requests_share_one_upstream_call() {
-    let pki = Pki::new();
-    let llm = FakeLlm::start_blocking().unwrap();
+    let Road {
+        pki: _pki,
+        llm,
+        proxy,
+        client,
+    } = Road::start(&[]);
     llm.set_default(Reply::content("shared answer").delayed(Duration::from_millis(600)));
-    let proxy = ProxyBuilder::new(&pki, &llm.base_url()).start();
-    let client = pki.client(Some(&pki.allowed_client));
     let url = proxy.correction_url(&token("same question"));
     // Warm the TLS connections so that all 20 requests reach the proxy together.
     client.get(proxy.url("/apis")).send().unwrap();
@@ -258,9 +262,12 @@ fn identical_concurrent_requests_share_one_upstream_call() {
 
 #[test]
 fn clients_without_an_allowed_certificate_are_refused() {
-    let pki = Pki::new();
-    let llm = FakeLlm::start_blocking().unwrap();
-    let proxy = ProxyBuilder::new(&pki, &llm.base_url()).start();
+    let Road {
+        pki,
+        llm,
+        proxy,
+        client: _client,
+    } = Road::start(&[]);
     let url = proxy.correction_url(&token("anything"));
 
     let anonymous = pki.client(None);
@@ -334,12 +341,12 @@ fn clients_without_an_allowed_certificate_are_refused() {
 
 #[test]
 fn bad_and_oversized_tokens() {
-    let pki = Pki::new();
-    let llm = FakeLlm::start_blocking().unwrap();
-    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
-        .arg("--max-token-bytes", "4096")
-        .start();
-    let client = pki.client(Some(&pki.allowed_client));
+    let Road {
+        pki: _pki,
+        llm,
+        proxy,
+        client,
+    } = Road::start(&[("--max-token-bytes", "4096")]);
     for bad in ["x1.abc", "c1.AAAA", "c1.$$$", "c1"] {
         let (code, body) = json(client.get(proxy.correction_url(bad)).send().unwrap());
         assert_eq!(code, 400, "{bad}: {body}");
@@ -391,13 +398,15 @@ fn bad_and_oversized_tokens() {
 
 #[test]
 fn budgets_answer_429() {
-    let pki = Pki::new();
-    let llm = FakeLlm::start_blocking().unwrap();
-    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
-        .arg("--daily-request-budget", "2")
-        .arg("--user-daily-request-budget", "0")
-        .start();
-    let client = pki.client(Some(&pki.allowed_client));
+    let Road {
+        pki,
+        llm,
+        proxy,
+        client,
+    } = Road::start(&[
+        ("--daily-request-budget", "2"),
+        ("--user-daily-request-budget", "0"),
+    ]);
     assert_eq!(
         client
             .get(proxy.correction_url(&token("a")))
@@ -482,15 +491,17 @@ fn budgets_answer_429() {
 
 #[test]
 fn upstream_timeout_is_504_within_the_deadline() {
-    let pki = Pki::new();
-    let llm = FakeLlm::start_blocking().unwrap();
+    let Road {
+        pki: _pki,
+        llm,
+        proxy,
+        client,
+    } = Road::start(&[
+        ("--upstream-timeout", "300ms"),
+        ("--request-deadline", "1s"),
+        ("--max-retries", "10"),
+    ]);
     llm.set_default(Reply::content("too late").delayed(Duration::from_secs(5)));
-    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
-        .arg("--upstream-timeout", "300ms")
-        .arg("--request-deadline", "1s")
-        .arg("--max-retries", "10")
-        .start();
-    let client = pki.client(Some(&pki.allowed_client));
     let started = Instant::now();
     let (code, body) = json(
         client
@@ -515,13 +526,15 @@ fn upstream_timeout_is_504_within_the_deadline() {
 
 #[test]
 fn retries_then_errors_map_to_status_codes() {
-    let pki = Pki::new();
-    let llm = FakeLlm::start_blocking().unwrap();
-    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
-        .arg("--max-retries", "2")
-        .arg("--circuit-failure-threshold", "100")
-        .start();
-    let client = pki.client(Some(&pki.allowed_client));
+    let Road {
+        pki: _pki,
+        llm,
+        proxy,
+        client,
+    } = Road::start(&[
+        ("--max-retries", "2"),
+        ("--circuit-failure-threshold", "100"),
+    ]);
 
     llm.push(Reply::status(503, "busy"));
     llm.push(Reply::Drop);
@@ -578,15 +591,17 @@ fn retries_then_errors_map_to_status_codes() {
 
 #[test]
 fn circuit_opens_fails_fast_and_recovers() {
-    let pki = Pki::new();
-    let llm = FakeLlm::start_blocking().unwrap();
+    let Road {
+        pki: _pki,
+        llm,
+        proxy,
+        client,
+    } = Road::start(&[
+        ("--max-retries", "0"),
+        ("--circuit-failure-threshold", "2"),
+        ("--circuit-open-duration", "1s"),
+    ]);
     llm.set_default(Reply::status(502, "bad gateway"));
-    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
-        .arg("--max-retries", "0")
-        .arg("--circuit-failure-threshold", "2")
-        .arg("--circuit-open-duration", "1s")
-        .start();
-    let client = pki.client(Some(&pki.allowed_client));
     let get = |text: &str| {
         json(
             client
@@ -843,16 +858,18 @@ fn log_events(logs: &str, message: &str) -> Vec<Value> {
 
 #[test]
 fn per_user_budgets_attribution_and_metrics() {
-    let pki = Pki::new();
-    let llm = FakeLlm::start_blocking().unwrap();
+    let Road {
+        pki,
+        llm,
+        proxy,
+        client,
+    } = Road::start(&[
+        ("--daily-request-budget", "100"),
+        ("--user-daily-request-budget", "2"),
+        ("--metrics-max-users", "2"),
+        ("--log-format", "json"),
+    ]);
     llm.set_default(Reply::content_with_usage("{}", 30, 10));
-    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
-        .arg("--daily-request-budget", "100")
-        .arg("--user-daily-request-budget", "2")
-        .arg("--metrics-max-users", "2")
-        .arg("--log-format", "json")
-        .start();
-    let client = pki.client(Some(&pki.allowed_client));
     let get = |token: &str, user: Option<&str>, groups: &[&str]| {
         let mut request = client.get(proxy.correction_url(token));
         if let Some(user) = user {
@@ -1054,11 +1071,12 @@ fn eventually(what: &str, proxy: &Proxy, mut check: impl FnMut() -> bool) {
 
 #[test]
 fn certificates_and_client_ca_reload_without_restart() {
-    let pki = Pki::new();
-    let llm = FakeLlm::start_blocking().unwrap();
-    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
-        .arg("--cert-reload-interval", "100ms")
-        .start();
+    let Road {
+        pki,
+        llm: _llm,
+        proxy,
+        client: _client,
+    } = Road::start(&[("--cert-reload-interval", "100ms")]);
     let pid = proxy.pid();
     let cert_a = std::fs::read_to_string(&pki.serving_cert_file).unwrap();
     assert_eq!(

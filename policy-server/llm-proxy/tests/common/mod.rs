@@ -17,3 +17,31 @@ impl ProxyBuilder {
         )
     }
 }
+
+/// What most tests start with: a test PKI, the fake LLM, the proxy binary with `args` in front
+/// of it, and a client holding the aggregator's (allowed) certificate.
+pub struct Road {
+    pub pki: Pki,
+    pub llm: fake_llm::FakeLlm,
+    pub proxy: Proxy,
+    pub client: reqwest::blocking::Client,
+}
+
+impl Road {
+    pub fn start(args: &[(&str, &str)]) -> Road {
+        let pki = Pki::new();
+        let llm = fake_llm::FakeLlm::start_blocking().expect("fake LLM");
+        let mut builder = ProxyBuilder::new(&pki, &llm.base_url());
+        for (name, value) in args {
+            builder = builder.arg(name, value);
+        }
+        let proxy = builder.start();
+        let client = pki.client(Some(&pki.allowed_client));
+        Road {
+            pki,
+            llm,
+            proxy,
+            client,
+        }
+    }
+}

@@ -15,6 +15,7 @@ use crate::request::{self, AdmissionRequest};
 use crate::response::{self, Findings, Outcome, Repair};
 use crate::schema_source;
 use crate::settings::{Mode, Settings};
+use crate::types::FieldError;
 use crate::validation::{self, ValidateOptions};
 
 pub fn evaluate(payload: &[u8], host: &dyn Host) -> ValidationResponse {
@@ -253,6 +254,27 @@ fn unfixable(
         reason.push_str("; ");
         reason.push_str(hint);
     }
+    // Errors the repairs revealed: like the API server, CEL rules wait for the structural
+    // errors to be gone, so the user would meet these next.
+    let mut revealed: Vec<&FieldError> = Vec::new();
+    for e in repaired
+        .validation
+        .errors
+        .iter()
+        .chain(&repaired.furthest_errors)
+    {
+        if revealed.len() < MAX_REVEALED_ERRORS
+            && !findings.initial.errors.contains(e)
+            && !revealed.contains(&e)
+        {
+            revealed.push(e);
+        }
+    }
+    if !revealed.is_empty() {
+        let lines: Vec<String> = revealed.iter().map(|e| e.line()).collect();
+        reason.push_str("; once repaired it is still invalid: ");
+        reason.push_str(&lines.join("; "));
+    }
     Box::new(Outcome::Unfixable {
         findings,
         reason,
@@ -261,6 +283,9 @@ fn unfixable(
         fallback: ctx.settings.on_unfixable,
     })
 }
+
+/// Most errors revealed by the repairs named in a rejection.
+const MAX_REVEALED_ERRORS: usize = 5;
 
 /// Most groups of the requesting user named to the proxy (the prompt stays small).
 const MAX_USER_GROUPS: usize = 32;

@@ -97,6 +97,11 @@ impl FieldError {
         crate::pointer::to_field_path(&self.pointer)
     }
 
+    /// `spec.source.catalog.packageName: Required value`.
+    pub fn line(&self) -> String {
+        format!("{}: {}", self.field_path(), self.message)
+    }
+
     /// Short rule name for messages and prompts (`required`, `enum`, `cel`, ...).
     pub fn rule_name(&self) -> &'static str {
         match &self.kind {
@@ -126,10 +131,7 @@ impl FieldError {
 
 /// `spec.source.catalog.packageName: Required value` style lines, most important first.
 pub fn error_lines(errors: &[FieldError]) -> Vec<String> {
-    errors
-        .iter()
-        .map(|e| format!("{}: {}", e.field_path(), e.message))
-        .collect()
+    errors.iter().map(FieldError::line).collect()
 }
 
 /// Result of validating one object against one schema.

@@ -59,6 +59,9 @@ pub struct RepairOutcome {
     pub refused: Vec<String>,
     /// What only the user can do, for the rejection message (e.g. quote a number).
     pub hints: Vec<String>,
+    /// The errors of the furthest-repaired candidate, when it is not the result: what the
+    /// user would meet next (CEL rules run only once the structural errors are gone).
+    pub furthest_errors: Vec<FieldError>,
 }
 
 /// What a repair does to the value at its path.
@@ -207,9 +210,10 @@ pub fn repair_with(
         }
     }
 
+    let mut furthest_errors = Vec::new();
     if let Some((object, v, n)) = best {
+        furthest_errors = std::mem::replace(&mut validation, v).errors;
         current = object;
-        validation = v;
         changes.truncate(n);
     }
     RepairOutcome {
@@ -218,6 +222,7 @@ pub fn repair_with(
         validation,
         refused: engine.refused,
         hints: engine.hints,
+        furthest_errors,
     }
 }
 

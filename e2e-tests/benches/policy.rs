@@ -2,8 +2,10 @@
 //! instance (rehydrate + waPC init + call), as policy-server evaluates every request.
 //!
 //! Cases: (a) a valid ClusterExtension with the v1 CRD inline in the settings, (b) an invalid
-//! one in validate mode, (c) one with three independent repairs in fix mode, and (d) the
-//! no-op policy given the same payload as (a). Cases are interleaved round-robin so that
+//! one in validate mode, (c) one with three independent repairs in fix mode, (d) the
+//! no-op policy given the same payload as (a), and (e) the most hostile input found: the most
+//! CEL work the API server's cost limits allow in one request (ten 280,000-character strings,
+//! each matched by a 138-character regex; `gadgets.fidelity.example.com`'s `chunks`). Cases are interleaved round-robin so that
 //! machine noise hits all of them alike.
 //!
 //! `CRFIX_BENCH_SECONDS` (default 6) bounds the measuring time; `CRFIX_BENCH_MAX_ITERATIONS`
@@ -46,6 +48,17 @@ fn invalid_ce() -> Value {
         catalog.remove("packageName");
     }
     ce
+}
+
+/// The most regex work the API server's limits allow in one request (2.8 MB).
+fn hostile_gadget() -> Value {
+    let chunk = "abc123-".repeat(40_000) + "alpha";
+    json!({
+        "apiVersion": "fidelity.example.com/v1",
+        "kind": "Gadget",
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": {"chunks": vec![chunk; 10]}
+    })
 }
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -134,6 +147,18 @@ fn main() -> Result<()> {
             payload: Vec::new(),
             samples: Vec::new(),
         },
+        Case {
+            name: "hostile (validate)",
+            host: policy.clone(),
+            request: admission_request("CREATE", hostile_gadget(), None),
+            settings: inline_settings(
+                &[crd_fixture("gadgets.fidelity.example.com")],
+                json!({"mode": "validate"}),
+            ),
+            call: None,
+            payload: Vec::new(),
+            samples: Vec::new(),
+        },
         // What every evaluation pays before the policy reads a byte: a fresh instance
         // (rehydrate, WASI context, instantiate, wapc_init) and a trivial call.
         Case {
@@ -162,6 +187,7 @@ fn main() -> Result<()> {
                 r["accepted"] == true && !mutated
             }
             n if n.starts_with("invalid") => r["accepted"] == false,
+            n if n.starts_with("hostile") => r.get("accepted").is_some_and(Value::is_boolean),
             _ => r["accepted"] == true && mutated,
         };
         if !expected {
@@ -216,6 +242,9 @@ fn main() -> Result<()> {
     println!();
     println!("valid / no-op   = {valid_vs_noop:.2}x");
     println!("repair / valid  = {repair_vs_valid:.2}x");
+    let hostile = medians[4];
+    let hostile_vs_valid = hostile.as_secs_f64() / valid.as_secs_f64().max(1e-9);
+    println!("hostile / valid = {hostile_vs_valid:.0}x");
     println!();
     println!("targets:");
     println!(
@@ -235,6 +264,11 @@ fn main() -> Result<()> {
     println!(
         "  repair <= 3x valid             {repair_vs_valid:>8.2}x    {}",
         verdict(repair_vs_valid <= 3.0)
+    );
+    println!(
+        "  hostile median < 1000 ms      {:>8.3} ms   {}",
+        ms(hostile),
+        verdict(ms(hostile) < 1000.0)
     );
     for note in notes {
         println!("{note}");

@@ -14,12 +14,12 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use ::cel::common::ast::Expr;
 use ::cel::common::types::{
     CelBool, CelInt, CelOptional, CelString, INT_TYPE, LIST_TYPE, STRING_TYPE,
 };
 use ::cel::common::value::{CowVal, Val};
 use ::cel::objects::{Key, Map};
-use ::cel::common::ast::Expr;
 use ::cel::parser::{Expression, PrattParser};
 use ::cel::{Context, Env, ExecutionError, Value as CelValue};
 use serde_json::Value;

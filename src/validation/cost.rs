@@ -70,7 +70,7 @@ fn scalar<'v>() -> Abs<'v> {
 
 /// Ceiling of `n / d`.
 fn ceil_div(n: u64, d: u64) -> u64 {
-    n / d + u64::from(n % d != 0)
+    n / d + u64::from(!n.is_multiple_of(d))
 }
 
 fn traversal(len: u64) -> u64 {
@@ -582,6 +582,30 @@ fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) ->
                 value,
             )
         }
+        "matches" | "find" | "findAll" | "contains" | "startsWith" | "endsWith" | "split"
+        | "replace" | "join" => string_function_cost(function, &all),
+        "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" | "includes"
+        | "distinct" | "sort" | "reverse" | "flatten" | "slice" => {
+            list_function_cost(function, &all)
+        }
+        "lists.range" | "repeat" => {
+            let n = all.last().map(Abs::max_int).unwrap_or(u64::MAX);
+            let value = match function {
+                "repeat" => sized(len(0).saturating_mul(n), None),
+                _ => sized(n, Some(scalar())),
+            };
+            (n.saturating_add(1), value)
+        }
+        _ => default_cost(&all),
+    }
+}
+
+/// The string functions: a tenth of their operands' lengths; regular expressions, a tenth of
+/// the string's length times a quarter of the pattern's.
+fn string_function_cost<'v>(function: &str, all: &[Abs<'v>]) -> (u64, Abs<'v>) {
+    let len = |i: usize| all.get(i).map(Abs::len).unwrap_or(0);
+    let first = || all.first().cloned().unwrap_or_else(scalar);
+    match function {
         "matches" => (regex_cost(len(0), len(1)).saturating_add(1), scalar()),
         "find" => (
             regex_cost(len(0), len(1)).saturating_add(1),
@@ -598,10 +622,6 @@ fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) ->
             scalar(),
         ),
         "startsWith" | "endsWith" => (traversal(len(1)).saturating_add(1), scalar()),
-        "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" | "includes"
-        | "distinct" | "sort" | "reverse" | "flatten" | "slice" => {
-            list_function_cost(function, &all)
-        }
         "split" => (
             traversal(len(0).saturating_mul(2)).saturating_add(1),
             sized(len(0).saturating_add(1), Some(sized(len(0), None))),
@@ -626,15 +646,7 @@ fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) ->
                 sized(total, None),
             )
         }
-        "lists.range" | "repeat" => {
-            let n = all.last().map(Abs::max_int).unwrap_or(u64::MAX);
-            let value = match function {
-                "repeat" => sized(len(0).saturating_mul(n), None),
-                _ => sized(n, Some(scalar())),
-            };
-            (n.saturating_add(1), value)
-        }
-        _ => default_cost(&all),
+        _ => default_cost(all),
     }
 }
 

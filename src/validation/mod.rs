@@ -988,6 +988,8 @@ impl<'a> Walker<'a> {
             refused,
             evaluations: 0,
             budget: cost::RUNTIME_BUDGET,
+            own_budget: OWN_BUDGET,
+            own_exhausted: false,
         };
         for site in &sites {
             let Some(rules) = site
@@ -1065,9 +1067,8 @@ impl<'a> Walker<'a> {
         };
         let shown = rule_error_string(rule, text);
         let bound = compiled.cost_bound(site.value, site.old);
-        if let Some(message) = charge(&mut run.budget, bound, &format!("rule: {shown}")) {
-            self.push_cost_error(site, text, compiled.transition, message);
-            return Flow::Stop;
+        if let Some(flow) = self.charge_rule(run, site, text, compiled.transition, bound, &shown) {
+            return flow;
         }
         let result = self::cel::evaluate(compiled, site.schema, site.value, old_self());
         let message = match result {
@@ -1093,12 +1094,7 @@ impl<'a> Walker<'a> {
             .and_then(Value::as_str)
             .unwrap_or("FieldValueInvalid")
             .to_string();
-        let message = match reason.as_str() {
-            "FieldValueRequired" => format!("Required value: {message}"),
-            "FieldValueForbidden" => format!("Forbidden: {message}"),
-            "FieldValueDuplicate" => format!("Duplicate value: {message}"),
-            _ => format!("Invalid value: \"{}\": {message}", rule_type_name(site)),
-        };
+        let message = reason_message(&reason, &message, site);
         self.push(
             Class::Cel,
             rule_pointer(rule, site),
@@ -1110,6 +1106,37 @@ impl<'a> Walker<'a> {
             message,
         );
         Flow::Go
+    }
+
+    /// Charges a rule's cost `bound` to the API server's budgets and to crfix's own:
+    /// `Some(flow)` when the rule is not to be evaluated (an error or a warning says why).
+    fn charge_rule(
+        &mut self,
+        run: &mut CelRun<'a>,
+        site: &CelSite<'a>,
+        text: &str,
+        transition: bool,
+        bound: u64,
+        shown: &str,
+    ) -> Option<Flow> {
+        if let Some(message) = charge(&mut run.budget, bound, &format!("rule: {shown}")) {
+            self.push_cost_error(site, text, transition, message);
+            return Some(Flow::Stop);
+        }
+        if bound > run.own_budget {
+            if !run.own_exhausted {
+                run.own_exhausted = true;
+                self.warn(format!(
+                    "crfix: CEL rules from {} on not evaluated: over crfix's own cost budget \
+                     of {OWN_BUDGET} (the API server's is {})",
+                    pointer::to_field_path(&site.pointer),
+                    cost::RUNTIME_BUDGET
+                ));
+            }
+            return Some(Flow::Go);
+        }
+        run.own_budget -= bound;
+        None
     }
 
     /// A rule refused for its cost, at the rule's node, in the API server's words.
@@ -1147,17 +1174,17 @@ impl<'a> Walker<'a> {
         if let Some(expr) = rule.get("messageExpression").and_then(Value::as_str) {
             let what = format!("messageExpression: {expr:?}");
             let outcome =
-                self::cel::message_cost_bound(expr, site.value, site.old).and_then(|bound| {
-                    match charge(&mut run.budget, bound, &what) {
-                        Some(message) => Ok(Err(message)),
-                        None => Ok(Ok(self::cel::evaluate_message(
+                self::cel::message_cost_bound(expr, site.value, site.old).map(
+                    |bound| match charge(&mut run.budget, bound, &what) {
+                        Some(message) => Err(message),
+                        None => Ok(self::cel::evaluate_message(
                             expr,
                             site.schema,
                             site.value,
                             old_self,
-                        ))),
-                    }
-                });
+                        )),
+                    },
+                );
             match outcome {
                 Ok(Err(too_expensive)) => return Err(too_expensive),
                 Ok(Ok(Ok(m))) if !m.trim().is_empty() => return Ok(m.trim().to_string()),
@@ -1198,7 +1225,17 @@ struct CelRun<'a> {
     evaluations: usize,
     /// What is left of the API server's per-object budget.
     budget: u64,
+    /// What is left of crfix's own, smaller, budget; once a rule went over it, no further
+    /// rule is evaluated.
+    own_budget: u64,
+    own_exhausted: bool,
 }
+
+/// crfix's own cost budget per object. The API server's (10,000,000) is "roughly 1 second" of
+/// cel-go; crfix's interpreter and `regex-lite` in wasm are several times slower per unit of
+/// cost, and policy-server gives an evaluation 2 s. Rules past it are not evaluated (a
+/// warning says so): crfix's limit, never held against the object.
+pub const OWN_BUDGET: u64 = 2_000_000;
 
 /// Charges `bound` to `budget`; `Some(message)` (the API server's words, `what` naming the
 /// rule or messageExpression) when it is over the per-call limit or the budget.
@@ -1225,6 +1262,16 @@ const CALL_LIMIT_EXCEEDED: &str = "operation cancelled: actual cost limit exceed
 /// The API server's error when the object's rules go over the budget.
 const OUT_OF_BUDGET: &str =
     "validation failed due to running out of cost budget, no further validation rules will be run";
+
+/// A failed rule's message with the API server's wording for its `reason`.
+fn reason_message(reason: &str, message: &str, site: &CelSite<'_>) -> String {
+    match reason {
+        "FieldValueRequired" => format!("Required value: {message}"),
+        "FieldValueForbidden" => format!("Forbidden: {message}"),
+        "FieldValueDuplicate" => format!("Duplicate value: {message}"),
+        _ => format!("Invalid value: \"{}\": {message}", rule_type_name(site)),
+    }
+}
 
 /// The rule as the API server names it in errors: its message if it has one, else the rule.
 fn rule_error_string(rule: &Value, text: &str) -> String {

@@ -86,7 +86,7 @@ pub fn refused_rules<'a>(root: &'a Value, cache: &mut RuleCache<'a>) -> Refused 
             .iter()
             .filter(|r| r.cost >= cost::STATIC_CRD_LIMIT / 100)
             .collect();
-        expensive.sort_by(|a, b| b.cost.cmp(&a.cost));
+        expensive.sort_by_key(|r| std::cmp::Reverse(r.cost));
         let whole = cost_error_message(
             "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
             total,

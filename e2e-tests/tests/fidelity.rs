@@ -1,0 +1,264 @@
+//! The built policy `.wasm` answers as the API server would, and within policy-server's time:
+//! work per evaluation is bounded (blocking errors, rule cost limits), rules the API server
+//! refuses for their estimated cost are not evaluated, `oneOf`/`anyOf`/`not` are checked, and
+//! rules that fail at run time are reported in the API server's words.
+//!
+//! Needs the module: `make build-wasm` (or `make test`), or `CRFIX_POLICY_WASM=path`.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crfix_e2e_tests::valid_cluster_extension as valid_ce;
+use crfix_e2e_tests::{
+    admission_request, check_validation_response, crd_fixture, inline_settings, PolicyHost,
+};
+
+const GADGET: &str = "gadgets.fidelity.example.com";
+const CE_V1: &str = "clusterextensions.olm.operatorframework.io.v1";
+
+/// A functional bound on the work of one evaluation, well under policy-server's default
+/// timeout of 2 s (the timing itself is `make bench`'s).
+const WELL_UNDER_THE_TIMEOUT: Duration = Duration::from_secs(1);
+
+fn host() -> PolicyHost {
+    match PolicyHost::policy() {
+        Ok(h) => h,
+        Err(e) => panic!("{e:#}"),
+    }
+}
+
+fn gadget(spec: Value) -> Value {
+    json!({
+        "apiVersion": "fidelity.example.com/v1",
+        "kind": "Gadget",
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": spec
+    })
+}
+
+/// The answer of the policy in validate mode with `crd` inline, and how long it took.
+fn validate(host: &PolicyHost, crd: &str, object: Value) -> (Value, Duration) {
+    validate_with(host, crd_fixture(crd), object)
+}
+
+fn validate_with(host: &PolicyHost, crd: Value, object: Value) -> (Value, Duration) {
+    let settings = inline_settings(&[crd], json!({"mode": "validate"}));
+    let request = admission_request("CREATE", object, None);
+    let started = Instant::now();
+    let response = match host.validate(&request, &settings) {
+        Ok(r) => r,
+        Err(e) => panic!("validate failed in the host: {e:#}"),
+    };
+    let took = started.elapsed();
+    if let Err(e) = check_validation_response(&response) {
+        panic!("malformed response: {e}");
+    }
+    (response, took)
+}
+
+fn message(response: &Value) -> &str {
+    response["message"].as_str().unwrap_or_default()
+}
+
+fn warnings(response: &Value) -> Vec<String> {
+    response["warnings"]
+        .as_array()
+        .map(|w| {
+            w.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Rejected, in `took` well under the timeout, with `expected` in the message.
+fn assert_rejected(response: &Value, took: Duration, expected: &str) {
+    assert_eq!(response["accepted"], false, "{response:#}");
+    assert!(
+        message(response).contains(expected),
+        "{expected:?} missing from {:?}",
+        message(response)
+    );
+    assert!(took < WELL_UNDER_THE_TIMEOUT, "took {took:?}");
+}
+
+const NOT_CHECKED: &str = "some validation rules were not checked because the object was \
+                           invalid; correct the existing errors to complete validation";
+
+#[test]
+fn a_quadratic_rule_on_a_list_over_max_items_is_not_run() {
+    let host = host();
+    let scores: Vec<i64> = (0..10_000).collect();
+    let (r, took) = validate(&host, GADGET, gadget(json!({"scores": scores})));
+    assert_rejected(
+        &r,
+        took,
+        "spec.scores: Too many: 10000: must have at most 100 items",
+    );
+    assert!(warnings(&r).iter().any(|w| w.contains("some validation rules")));
+    // Within maxItems the rule runs, and answers.
+    let (r, _) = validate(&host, GADGET, gadget(json!({"scores": [3, 1, 2]})));
+    assert_eq!(r["accepted"], true, "{r:#}");
+}
+
+#[test]
+fn a_three_megabyte_version_is_too_long_and_its_regex_rule_is_not_run() {
+    let mut ce = valid_ce();
+    ce["spec"]["source"]["catalog"]["version"] = json!("1".repeat(3_000_000));
+    let (r, took) = validate(&host(), CE_V1, ce);
+    assert_rejected(
+        &r,
+        took,
+        "spec.source.catalog.version: Too long: may not be more than 64 bytes",
+    );
+    assert!(!message(&r).contains("invalid version expression"));
+    assert!(warnings(&r).iter().any(|w| w.contains(&NOT_CHECKED[..60])));
+}
+
+#[test]
+fn a_three_megabyte_string_over_max_length_is_not_searched() {
+    let (r, took) = validate(&host(), GADGET, gadget(json!({"name": "a1".repeat(1_500_000)})));
+    assert_rejected(&r, took, "spec.name: Too long: may not be more than 253 bytes");
+    assert!(!message(&r).contains("numbered words"));
+}
+
+#[test]
+fn a_rule_over_the_per_call_limit_is_refused_in_the_api_servers_words() {
+    // `notes` has no maxLength: the CRD's estimate is within the limits, 3 MB are not.
+    let (r, took) = validate(&host(), GADGET, gadget(json!({"notes": "a1".repeat(1_500_000)})));
+    assert_rejected(
+        &r,
+        took,
+        "spec.notes: Invalid value: \"string\": 'operation cancelled: actual cost limit \
+         exceeded': no further validation rules will be run due to call cost exceeds limit for \
+         rule: at most 99 numbered words in notes",
+    );
+    // A short one is evaluated.
+    let (r, _) = validate(&host(), GADGET, gadget(json!({"notes": "a1 b2"})));
+    assert_eq!(r["accepted"], true, "{r:#}");
+}
+
+#[test]
+fn a_rule_the_api_server_refuses_for_its_estimated_cost_is_not_evaluated() {
+    // A quadratic rule on a list without maxItems: the API server refuses such a CRD.
+    let mut crd = crd_fixture(GADGET);
+    let spec = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    spec["properties"]["unbounded"] = json!({"type": "array", "items": {"type": "integer"},
+        "x-kubernetes-validations": [{"rule": "self.all(x, self.exists(y, y > x))"}]});
+    // Every item has no higher one: the rule would fail if it ran.
+    let (r, _) = validate_with(&host(), crd, gadget(json!({"unbounded": [2, 2]})));
+    assert_eq!(r["accepted"], true, "{r:#}");
+    let w = warnings(&r);
+    // (A warning is cut at 120 characters.)
+    assert!(
+        w[0].starts_with(
+            "crfix: CEL rule not evaluated, the API server refuses it: openAPIV3Schema.\
+             properties[spec].properties[unbounded]"
+        ),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn one_of_any_of_and_not_as_the_api_server() {
+    let host = host();
+    for valid in [
+        json!({"address": "10.0.0.1"}),
+        json!({"address": "fd00::1"}),
+        json!({"replicas": 12}),
+        json!({"replicas": 0}),
+        json!({"mode": "current"}),
+        json!({"port": 8080}),
+        json!({"port": "http"}),
+    ] {
+        let (r, _) = validate(&host, GADGET, gadget(valid.clone()));
+        assert_eq!(r["accepted"], true, "{valid}: {r:#}");
+    }
+    let cases = [
+        (
+            json!({"address": "1.2.3.4:8080"}),
+            "<nil>: Invalid value: \"\": \"spec.address\" must validate one and only one schema \
+             (oneOf). Found none valid",
+        ),
+        (
+            json!({"address": "1.2.3.4:8080"}),
+            "spec.address: Invalid value: \"1.2.3.4:8080\": spec.address in body must be of \
+             type ipv4: \"1.2.3.4:8080\"",
+        ),
+        (
+            json!({"replicas": 5}),
+            "<nil>: Invalid value: \"\": \"spec.replicas\" must validate at least one schema \
+             (anyOf)",
+        ),
+        (
+            json!({"mode": "legacy"}),
+            "<nil>: Invalid value: \"\": \"spec.mode\" must not validate the schema (not)",
+        ),
+    ];
+    for (spec, expected) in cases {
+        let (r, took) = validate(&host, GADGET, gadget(spec));
+        assert_rejected(&r, took, expected);
+    }
+}
+
+#[test]
+fn rules_that_fail_at_run_time_in_the_api_servers_words() {
+    let host = host();
+    let cases = [
+        (
+            json!({"tls": {"mode": "Terminate"}}),
+            "spec.tls: Invalid value: \"object\": no such key: certificateRefs evaluating rule: \
+             certificateRefs must be set when mode is Terminate",
+        ),
+        (
+            json!({"tls": {}}),
+            "spec.tls: Invalid value: \"object\": no such key: mode evaluating rule: \
+             certificateRefs must be set when mode is Terminate",
+        ),
+        (
+            json!({"ratio": {"num": 1, "den": 0}}),
+            "spec.ratio: Invalid value: \"object\": division by zero evaluating rule: \
+             self.num / self.den < 10",
+        ),
+        (
+            json!({"ratio": {}}),
+            "spec.ratio: Invalid value: \"object\": no such key: num evaluating rule: \
+             self.num / self.den < 10",
+        ),
+    ];
+    for (spec, expected) in cases {
+        let (r, took) = validate(&host, GADGET, gadget(spec));
+        assert_rejected(&r, took, expected);
+    }
+    let (r, _) = validate(
+        &host,
+        GADGET,
+        gadget(json!({"tls": {"mode": "Terminate", "certificateRefs": ["c"]},
+                      "ratio": {"num": 9, "den": 1}})),
+    );
+    assert_eq!(r["accepted"], true, "{r:#}");
+}
+
+/// The most regex work the API server's cost limits allow in one request (see the fixture's
+/// `chunks`): crfix evaluates what its own, smaller, budget allows, well under the timeout.
+pub fn most_regex_work() -> Value {
+    let chunk = "abc123-".repeat(40_000) + "alpha";
+    gadget(json!({"chunks": vec![chunk; 10]}))
+}
+
+#[test]
+fn the_most_rule_work_the_limits_allow_is_bounded_in_time() {
+    let (r, took) = validate(&host(), GADGET, most_regex_work());
+    assert_eq!(r["accepted"], true, "{r:#}");
+    let w = warnings(&r);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].starts_with("crfix: CEL rules from spec.chunks[2] on not evaluated: over crfix's own cost budget"), "{w:?}");
+    assert!(took < WELL_UNDER_THE_TIMEOUT, "took {took:?}");
+    // Within crfix's budget, the rule runs and answers.
+    let mut two = most_regex_work();
+    two["spec"]["chunks"] = json!(["abc123-alpha", "Not-Words!"]);
+    let (r, _) = validate(&host(), GADGET, two);
+    assert_rejected(&r, Duration::ZERO, "spec.chunks[1]: Invalid value: \"string\": a chunk is words and numbers");
+}

@@ -1,8 +1,8 @@
 //! The Kubernetes CEL environment (kube-apiserver 1.34) through the built policy `.wasm`: the
 //! `celfunctions.fixtures.crfix.dev` CRD has a rule per library (durations and timestamps,
-//! quantities, IP addresses and CIDRs, URLs, sets and lists); each is given a valid value, which
-//! must be accepted untouched, and an invalid one, which must be rejected with the API server's
-//! message.
+//! quantities, IP addresses and CIDRs, URLs, semver, sets and lists); each is given a valid
+//! value, which must be accepted untouched, and an invalid one, which must be rejected with the
+//! API server's message.
 //!
 //! Needs the module: `make build-wasm` (or `make test`), or `CRFIX_POLICY_WASM=path`.
 
@@ -46,6 +46,7 @@ fn valid_spec() -> Value {
         "callback": "https://hooks.example.com/hooks/build?ref=main",
         "features": ["alpha", "gamma"],
         "ports": [8080, 9090],
+        "minVersion": "v1.30",
     })
 }
 
@@ -243,4 +244,17 @@ fn sets_and_lists() {
     let mut spec = valid_spec();
     spec["ports"] = json!([]);
     assert_eq!(validate(&host, spec)["accepted"], json!(true));
+}
+
+#[test]
+fn semantic_versions() {
+    let host = host();
+    for bad in ["1.26.5", "2.0.0", "latest"] {
+        rejected(
+            &host,
+            "minVersion",
+            json!(bad),
+            r#"spec.minVersion: Invalid value: "string": minVersion must be a 1.x version after 1.27.0"#,
+        );
+    }
 }

@@ -1,6 +1,6 @@
 //! Kubernetes' CEL libraries, as kube-apiserver 1.34 offers them to CRD validation rules
 //! (`k8s.io/apiserver/pkg/cel/environment/base.go` and `pkg/cel/library`): the standard
-//! library's timestamps and durations, quantities, IP addresses and CIDRs, URLs, the sets
+//! library's timestamps and durations, quantities, IP addresses and CIDRs, URLs, semver, the sets
 //! extension, and the lists extension's v3 functions the `cel` crate lacks (`first`, `last`).
 //!
 //! The strings and lists extensions and Kubernetes' regex and list functions are registered by
@@ -14,6 +14,7 @@
 
 mod net;
 mod quantity;
+mod semver;
 mod sets;
 mod time;
 mod url;
@@ -57,6 +58,12 @@ const FUNCTIONS: &[&str] = &[
     "containsCIDR",
     "prefixLength",
     "masked",
+    // semver
+    "semver",
+    "isSemver",
+    "major",
+    "minor",
+    "patch",
     // url
     "url",
     "isURL",
@@ -90,6 +97,7 @@ pub(super) fn register(env: &mut Env) -> Result<(), DeclarationError> {
     quantity::register(env)?;
     net::register(env)?;
     url::register(env)?;
+    semver::register(env)?;
     sets::register(env)?;
     Ok(())
 }

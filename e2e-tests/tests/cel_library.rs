@@ -1,8 +1,8 @@
 //! The Kubernetes CEL environment (kube-apiserver 1.34) through the built policy `.wasm`: the
 //! `celfunctions.fixtures.crfix.dev` CRD has a rule per library (durations and timestamps,
-//! quantities, IP addresses and CIDRs, URLs, semver, sets and lists); each is given a valid
-//! value, which must be accepted untouched, and an invalid one, which must be rejected with the
-//! API server's message.
+//! quantities, IP addresses and CIDRs, URLs, semver, named formats, sets and lists); each is
+//! given a valid value, which must be accepted untouched, and an invalid one, which must be
+//! rejected with the API server's message.
 //!
 //! Needs the module: `make build-wasm` (or `make test`), or `CRFIX_POLICY_WASM=path`.
 
@@ -257,4 +257,19 @@ fn semantic_versions() {
             r#"spec.minVersion: Invalid value: "string": minVersion must be a 1.x version after 1.27.0"#,
         );
     }
+}
+
+/// Alone in the object: with every other rule it would pass crfix's own cost budget.
+#[test]
+fn named_formats() {
+    let host = host();
+    let response = validate(&host, json!({"serviceName": "api-gateway"}));
+    assert_eq!(response["accepted"], json!(true), "{response:#}");
+    assert_eq!(skipped_rules(&response), Vec::<String>::new());
+    let response = validate(&host, json!({"serviceName": "API_Gateway"}));
+    assert_eq!(response["accepted"], json!(false), "{response:#}");
+    let message = response["message"].as_str().unwrap_or_default();
+    let expected =
+        "spec.serviceName: Invalid value: \"string\": serviceName must be a lowercase RFC 1123 label";
+    assert!(message.contains(expected), "{message:?}");
 }

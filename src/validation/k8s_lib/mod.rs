@@ -1,7 +1,8 @@
 //! Kubernetes' CEL libraries, as kube-apiserver 1.34 offers them to CRD validation rules
 //! (`k8s.io/apiserver/pkg/cel/environment/base.go` and `pkg/cel/library`): the standard
-//! library's timestamps and durations, quantities, IP addresses and CIDRs, URLs, semver, the sets
-//! extension, and the lists extension's v3 functions the `cel` crate lacks (`first`, `last`).
+//! library's timestamps and durations, quantities, IP addresses and CIDRs, URLs, semver, named
+//! formats, the sets extension, and the lists extension's v3 functions the `cel` crate lacks
+//! (`first`, `last`).
 //!
 //! The strings and lists extensions and Kubernetes' regex and list functions are registered by
 //! `super` (`cel.rs`). These functions are registered only for rules that call one of
@@ -12,6 +13,7 @@
 //! digits, a URL form it does not parse) is its own limitation and never held against the
 //! object.
 
+mod format;
 mod net;
 mod quantity;
 mod semver;
@@ -83,7 +85,7 @@ const FUNCTIONS: &[&str] = &[
 
 /// Namespaces of these libraries' functions: the parser reads `sets.contains(a, b)` as a call
 /// of `contains` on a variable `sets`.
-const NAMESPACES: &[&str] = &["sets", "ip"];
+const NAMESPACES: &[&str] = &["sets", "ip", "format"];
 
 /// Whether a rule calling `functions` and naming `variables` needs these libraries.
 pub(super) fn needed(functions: &[&str], variables: &[&str]) -> bool {
@@ -98,6 +100,7 @@ pub(super) fn register(env: &mut Env) -> Result<(), DeclarationError> {
     net::register(env)?;
     url::register(env)?;
     semver::register(env)?;
+    format::register(env)?;
     sets::register(env)?;
     Ok(())
 }

@@ -292,6 +292,16 @@ fn split_host_port(host_port: &str) -> (&str, &str) {
     (host, port)
 }
 
+/// Go's `url.ParseRequestURI(s)` error text, `None` when it parses (the format library's
+/// `uri`).
+pub(super) fn request_uri_error(s: &str) -> Result<Option<String>, ExecutionError> {
+    match parse(s, true) {
+        Ok(_) => Ok(None),
+        Err(UrlError::Go(m)) => Ok(Some(m)),
+        Err(UrlError::Unsupported(what)) => Err(unsupported("validate", what)),
+    }
+}
+
 fn url(s: &CelString<'_>) -> Result<Url, ExecutionError> {
     let checked = parse(s.inner(), true).and_then(|_| parse(s.inner(), false));
     checked.map_err(|e| match e {

@@ -25,7 +25,7 @@ export CARGO_TARGET_DIR := $(TARGET_DIR)
 export CRFIX_POLICY_WASM := $(POLICY_WASM)
 export CRFIX_NOOP_WASM := $(NOOP_WASM)
 
-.PHONY: help setup build build-wasm build-eval build-proxy run test e2e-tests bench fmt lint \
+.PHONY: help setup build build-wasm build-eval build-proxy build-dev run test e2e-tests bench fmt lint \
 	clippy fmt-check clean
 
 help:
@@ -53,6 +53,11 @@ build-eval:
 build-proxy:
 	$(CARGO) build --release -p crfix-llm-proxy
 
+# What `make run` builds: crfix-eval and the proxy in the dev profile, in one invocation and
+# with the artifacts `make test` uses too (the release proxy is `make build-proxy`).
+build-dev:
+	$(CARGO) build -p crfix-e2e-tests -p crfix-llm-proxy --bin crfix-eval --bin crfix-llm-proxy
+
 build: setup build-wasm build-proxy build-eval
 
 # crfix-eval exits as `kwctl run` does: 0 when the request was evaluated, accepted or rejected;
@@ -62,11 +67,12 @@ define run_eval
 endef
 
 # Only what the evaluation uses: the policy .wasm and crfix-eval (not the proxy).
-run: setup build-wasm build-eval
+run: setup build-wasm build-dev
 	$(call run_eval,invalid ClusterExtension in validate mode: crfix reports every error,--request-path $(REQUESTS)/cluster-extension-invalid.json --settings-path $(REQUESTS)/settings-inline-validate.yaml --crd $(CE_CRD))
 	$(call run_eval,the same request in fix mode: deterministic repairs; warnings; patch; repaired object,--request-path $(REQUESTS)/cluster-extension-invalid.json --settings-path $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
 	$(call run_eval,packageName missing: no rule can invent it (the LLM path can try; see make demo),--request-path $(REQUESTS)/cluster-extension-no-package.json --settings-path $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
 	$(call run_eval,a valid ClusterExtension: accepted; untouched,--request-path $(REQUESTS)/cluster-extension-valid.json --settings-path $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
+	@echo; echo "=== the proxy that lets the policy reach an LLM: $(TARGET_DIR)/debug/crfix-llm-proxy --help (see docs/proxy.md)"
 
 # `make fmt` formats on a workstation; in CI (the CI variable is set, as GitHub Actions does) it
 # only checks, so CI never rewrites files. `make test` and `make lint` always check.

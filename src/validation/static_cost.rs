@@ -66,7 +66,11 @@ pub fn refused_rules<'a>(root: &'a Value, cache: &mut RuleCache<'a>) -> Refused 
     collect(
         root,
         Some(1),
-        "openAPIV3Schema".to_string(),
+        &Path {
+            parent: None,
+            segment: "openAPIV3Schema",
+            property: false,
+        },
         cache,
         &mut rules,
         0,
@@ -115,12 +119,38 @@ impl Refused {
     }
 }
 
+/// Where a schema node is, as the API server names it: built into text only for the nodes
+/// that have rules.
+struct Path<'p> {
+    parent: Option<&'p Path<'p>>,
+    segment: &'p str,
+    /// `properties[<segment>]` rather than the segment itself.
+    property: bool,
+}
+
+impl Path<'_> {
+    fn render(&self) -> String {
+        let mut out = self.parent.map(Path::render).unwrap_or_default();
+        if self.parent.is_some() {
+            out.push('.');
+        }
+        if self.property {
+            out.push_str("properties[");
+            out.push_str(self.segment);
+            out.push(']');
+        } else {
+            out.push_str(self.segment);
+        }
+        out
+    }
+}
+
 /// The rules of `schema` and below, with `cardinality` the most times the node may occur
 /// (`None`: unbounded), `path` its name in the API server's errors.
 fn collect<'a>(
     schema: &'a Value,
     cardinality: Option<u64>,
-    path: String,
+    path: &Path<'_>,
     cache: &mut RuleCache<'a>,
     out: &mut Vec<RuleCost<'a>>,
     depth: usize,
@@ -150,7 +180,7 @@ fn collect<'a>(
             out.push(RuleCost {
                 node: schema,
                 index,
-                path: format!("{path}.x-kubernetes-validations[{index}].rule"),
+                path: format!("{}.x-kubernetes-validations[{index}].rule", path.render()),
                 cost: one.saturating_mul(times),
             });
         }
@@ -159,26 +189,28 @@ fn collect<'a>(
         (Some(c), Some(m)) => Some(c.saturating_mul(m)),
         _ => None,
     };
+    let below = |segment: &'static str| Path {
+        parent: Some(path),
+        segment,
+        property: false,
+    };
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         for (name, child) in props {
-            let p = format!("{path}.properties[{name}]");
-            collect(child, cardinality, p, cache, out, depth + 1);
+            let p = Path {
+                parent: Some(path),
+                segment: name,
+                property: true,
+            };
+            collect(child, cardinality, &p, cache, out, depth + 1);
         }
     }
     if let Some(child) = schema.get("additionalProperties").filter(|a| a.is_object()) {
         let max = schema.get("maxProperties").and_then(Value::as_u64);
-        let p = format!("{path}.additionalProperties");
-        collect(child, times(max), p, cache, out, depth + 1);
+        let p = below("additionalProperties");
+        collect(child, times(max), &p, cache, out, depth + 1);
     }
     if let Some(child) = schema.get("items").filter(|i| i.is_object()) {
         let max = schema.get("maxItems").and_then(Value::as_u64);
-        collect(
-            child,
-            times(max),
-            format!("{path}.items"),
-            cache,
-            out,
-            depth + 1,
-        );
+        collect(child, times(max), &below("items"), cache, out, depth + 1);
     }
 }

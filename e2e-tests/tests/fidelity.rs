@@ -97,7 +97,9 @@ fn a_quadratic_rule_on_a_list_over_max_items_is_not_run() {
         took,
         "spec.scores: Too many: 10000: must have at most 100 items",
     );
-    assert!(warnings(&r).iter().any(|w| w.contains("some validation rules")));
+    assert!(warnings(&r)
+        .iter()
+        .any(|w| w.contains("some validation rules")));
     // Within maxItems the rule runs, and answers.
     let (r, _) = validate(&host, GADGET, gadget(json!({"scores": [3, 1, 2]})));
     assert_eq!(r["accepted"], true, "{r:#}");
@@ -119,15 +121,27 @@ fn a_three_megabyte_version_is_too_long_and_its_regex_rule_is_not_run() {
 
 #[test]
 fn a_three_megabyte_string_over_max_length_is_not_searched() {
-    let (r, took) = validate(&host(), GADGET, gadget(json!({"name": "a1".repeat(1_500_000)})));
-    assert_rejected(&r, took, "spec.name: Too long: may not be more than 253 bytes");
+    let (r, took) = validate(
+        &host(),
+        GADGET,
+        gadget(json!({"name": "a1".repeat(1_500_000)})),
+    );
+    assert_rejected(
+        &r,
+        took,
+        "spec.name: Too long: may not be more than 253 bytes",
+    );
     assert!(!message(&r).contains("numbered words"));
 }
 
 #[test]
 fn a_rule_over_the_per_call_limit_is_refused_in_the_api_servers_words() {
     // `notes` has no maxLength: the CRD's estimate is within the limits, 3 MB are not.
-    let (r, took) = validate(&host(), GADGET, gadget(json!({"notes": "a1".repeat(1_500_000)})));
+    let (r, took) = validate(
+        &host(),
+        GADGET,
+        gadget(json!({"notes": "a1".repeat(1_500_000)})),
+    );
     assert_rejected(
         &r,
         took,
@@ -235,8 +249,10 @@ fn rules_that_fail_at_run_time_in_the_api_servers_words() {
     let (r, _) = validate(
         &host,
         GADGET,
-        gadget(json!({"tls": {"mode": "Terminate", "certificateRefs": ["c"]},
-                      "ratio": {"num": 9, "den": 1}})),
+        gadget(
+            json!({"tls": {"mode": "Terminate", "certificateRefs": ["c"]},
+                      "ratio": {"num": 9, "den": 1}}),
+        ),
     );
     assert_eq!(r["accepted"], true, "{r:#}");
 }
@@ -254,11 +270,20 @@ fn the_most_rule_work_the_limits_allow_is_bounded_in_time() {
     assert_eq!(r["accepted"], true, "{r:#}");
     let w = warnings(&r);
     assert_eq!(w.len(), 1, "{w:?}");
-    assert!(w[0].starts_with("crfix: CEL rules from spec.chunks[2] on not evaluated: over crfix's own cost budget"), "{w:?}");
+    assert!(
+        w[0].starts_with(
+            "crfix: CEL rules from spec.chunks[2] on not evaluated: over crfix's own cost budget"
+        ),
+        "{w:?}"
+    );
     assert!(took < WELL_UNDER_THE_TIMEOUT, "took {took:?}");
     // Within crfix's budget, the rule runs and answers.
     let mut two = most_regex_work();
     two["spec"]["chunks"] = json!(["abc123-alpha", "Not-Words!"]);
     let (r, _) = validate(&host(), GADGET, two);
-    assert_rejected(&r, Duration::ZERO, "spec.chunks[1]: Invalid value: \"string\": a chunk is words and numbers");
+    assert_rejected(
+        &r,
+        Duration::ZERO,
+        "spec.chunks[1]: Invalid value: \"string\": a chunk is words and numbers",
+    );
 }

@@ -420,11 +420,17 @@ fn every_evaluation_starts_from_a_fresh_instance() {
 fn settings_given_as_an_array_are_refused() {
     let host = host();
     for settings in [json!(["validate"]), json!({"llm": [true, 3]}), json!([])] {
-        let r = host.validate_settings(&settings).expect("validate_settings");
+        let r = host
+            .validate_settings(&settings)
+            .expect("validate_settings");
         assert_eq!(r["valid"], false, "{settings}");
         let m = r["message"].as_str().unwrap_or_default();
         assert!(m.contains("expected a JSON object"), "{settings}: {m}");
-        let r = validate(&host, &admission_request("CREATE", valid_ce(), None), &settings);
+        let r = validate(
+            &host,
+            &admission_request("CREATE", valid_ce(), None),
+            &settings,
+        );
         assert_eq!(r["accepted"], false, "{settings}: {r}");
         assert_eq!(r["code"], 400, "{r}");
         assert!(message(&r).contains("expected a JSON object"), "{r}");
@@ -439,13 +445,28 @@ fn a_number_with_a_fraction_is_never_turned_into_text() {
     for number in [json!(1.1), json!(1.2), json!(10.0)] {
         let mut ce = valid_ce();
         ce["spec"]["source"]["catalog"]["version"] = number.clone();
-        let r = validate(&host, &admission_request("CREATE", ce, None), &inline("fix"));
+        let r = validate(
+            &host,
+            &admission_request("CREATE", ce, None),
+            &inline("fix"),
+        );
         assert_eq!(r["accepted"], false, "{number}: {r:#}");
-        assert!(message(&r).contains("quote the value"), "{number}: {}", message(&r));
+        assert!(
+            message(&r).contains("quote the value"),
+            "{number}: {}",
+            message(&r)
+        );
     }
     let mut ce = valid_ce();
     ce["spec"]["source"]["catalog"]["version"] = json!(2);
-    let r = validate(&host, &admission_request("CREATE", ce, None), &inline("fix"));
+    let r = validate(
+        &host,
+        &admission_request("CREATE", ce, None),
+        &inline("fix"),
+    );
     assert_eq!(r["accepted"], true, "{r:#}");
-    assert_eq!(r["mutated_object"]["spec"]["source"]["catalog"]["version"], "2");
+    assert_eq!(
+        r["mutated_object"]["spec"]["source"]["catalog"]["version"],
+        "2"
+    );
 }

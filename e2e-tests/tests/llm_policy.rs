@@ -571,8 +571,7 @@ fn answers_change_only_what_is_in_error() {
     let mut object = readme_object();
     object["metadata"]["annotations"] =
         json!({"note": "evil-channel None SelfCertified Strict argocd-operator"});
-    let add_package =
-        json!({"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"});
+    let add_package = json!({"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"});
     let extras = [
         json!({"op": "add", "path": "/spec/install",
                "value": {"preflight": {"crdUpgradeSafety": {"enforcement": "None"}}}}),
@@ -584,7 +583,11 @@ fn answers_change_only_what_is_in_error() {
         let (host, _) = with_llm(host(), Arc::new(move |_, _| Ok(answer.clone())));
         let response = validate(&host, object.clone(), &settings(json!({})));
         assert_eq!(response["accepted"], false, "{extra}: {response:#}");
-        assert!(message(&response).contains("no error here"), "{extra}: {}", message(&response));
+        assert!(
+            message(&response).contains("no error here"),
+            "{extra}: {}",
+            message(&response)
+        );
     }
     // The fix alone is taken.
     let answer = json!([add_package]).to_string();
@@ -626,6 +629,8 @@ fn prompts_stay_small_whatever_the_object_holds() {
     let size = serde_json::to_vec(&requests[0]).unwrap().len();
     assert!(size < 48 * 1024, "{size} bytes");
     let shown = object_in_prompt(&requests[0]);
-    let note = shown["metadata"]["annotations"]["note"].as_str().unwrap_or_default();
+    let note = shown["metadata"]["annotations"]["note"]
+        .as_str()
+        .unwrap_or_default();
     assert!(note.chars().count() <= 512, "{}", note.len());
 }

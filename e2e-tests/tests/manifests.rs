@@ -1310,8 +1310,7 @@ fn kwctl_cases_pass_natively_and_their_sessions_match_the_policy() {
         });
         let payload =
             serde_json::to_vec(&json!({"request": request, "settings": settings})).unwrap();
-        let response =
-            serde_json::to_value(crfix_policy::evaluate(&payload, &fn_host)).unwrap();
+        let response = serde_json::to_value(crfix_policy::evaluate(&payload, &fn_host)).unwrap();
         check_expect(&case.name, &request, &response, &expect);
 
         let exchanges = exchanges.into_inner();

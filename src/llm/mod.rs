@@ -111,18 +111,7 @@ pub fn correct(
                 };
             }
             Err(rejected) => {
-                let mut reason = rejected.summary;
-                if status.finish_reason == "length" {
-                    reason.push_str(" (the answer hit llm.maxTokens)");
-                }
-                host.log(
-                    LogLevel::Info,
-                    &format!("LLM attempt {attempts} rejected: {reason}"),
-                );
-                reasons.push(format!(
-                    "attempt {attempts}: {}",
-                    crate::text::truncate_chars(&reason, MAX_REASON_CHARS)
-                ));
+                reasons.push(rejection_reason(host, attempts, status, &rejected.summary));
                 if rejected.final_ {
                     break;
                 }
@@ -147,6 +136,27 @@ struct Rejected {
     /// The candidate, when it broke no guardrail and is only still invalid: the model, told
     /// its remaining errors, often answers with a patch to its own previous result.
     partial: Option<Value>,
+}
+
+/// Why an attempt failed, logged, and bounded for the rejection message.
+fn rejection_reason(
+    host: &dyn Host,
+    attempt: u32,
+    status: &correction_api::CorrectionStatus,
+    summary: &str,
+) -> String {
+    let mut reason = summary.to_string();
+    if status.finish_reason == "length" {
+        reason.push_str(" (the answer hit llm.maxTokens)");
+    }
+    host.log(
+        LogLevel::Info,
+        &format!("LLM attempt {attempt} rejected: {reason}"),
+    );
+    format!(
+        "attempt {attempt}: {}",
+        crate::text::truncate_chars(&reason, MAX_REASON_CHARS)
+    )
 }
 
 fn log_attempt(

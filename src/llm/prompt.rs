@@ -332,6 +332,24 @@ fn known_ancestor(schema: &Value, p: &str) -> Option<String> {
 /// Keeps the keys that say what a valid value is; `depth` levels of children.
 /// `description_chars`: how much of this node's description is kept (0: none); its children
 /// keep at most [`MAX_DESCRIPTION_CHARS`].
+/// Each CEL rule as its `rule` (when short) and its `message`.
+fn compact_rules(rules: &[Value]) -> Value {
+    let compact = rules.iter().map(|r| {
+        let mut m = Map::new();
+        if let Some(rule) = r.get("rule").filter(|rule| {
+            rule.as_str()
+                .is_some_and(|t| t.chars().count() <= MAX_RULE_CHARS)
+        }) {
+            m.insert("rule".into(), rule.clone());
+        }
+        if let Some(message) = r.get("message") {
+            m.insert("message".into(), message.clone());
+        }
+        Value::Object(m)
+    });
+    Value::Array(compact.collect())
+}
+
 fn prune(node: &Value, depth: usize, description_chars: usize) -> Value {
     let child_chars = description_chars.min(MAX_DESCRIPTION_CHARS);
     let Some(obj) = node.as_object() else {
@@ -374,23 +392,7 @@ fn prune(node: &Value, depth: usize, description_chars: usize) -> Value {
             }
             "x-kubernetes-validations" => {
                 if let Some(rules) = v.as_array() {
-                    let rules: Vec<Value> = rules
-                        .iter()
-                        .map(|r| {
-                            let mut m = Map::new();
-                            if let Some(rule) = r.get("rule").filter(|rule| {
-                                rule.as_str()
-                                    .is_some_and(|t| t.chars().count() <= MAX_RULE_CHARS)
-                            }) {
-                                m.insert("rule".into(), rule.clone());
-                            }
-                            if let Some(message) = r.get("message") {
-                                m.insert("message".into(), message.clone());
-                            }
-                            Value::Object(m)
-                        })
-                        .collect();
-                    out.insert(k.clone(), Value::Array(rules));
+                    out.insert(k.clone(), compact_rules(rules));
                 }
             }
             "properties" if depth > 0 => {

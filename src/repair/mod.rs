@@ -402,30 +402,7 @@ impl Engine<'_, '_> {
                     }
                 }
             }
-            ErrorKind::Type { expected } => {
-                let value = object.pointer(at)?;
-                if let Some(hint) = coerce::lost_text(value, expected) {
-                    let hint = format!("{}: {hint}", error.field_path());
-                    self.refuse(format!("not repaired {at}: {hint}"));
-                    if !self.hints.contains(&hint) {
-                        self.hints.push(hint);
-                    }
-                    return None;
-                }
-                let new = coerce::coerce(value, expected)?;
-                let reason = if expected == "array" {
-                    "a single value where a list is expected"
-                } else {
-                    "type coercion"
-                };
-                Some(value_proposal(
-                    at,
-                    new,
-                    "coerce",
-                    reason,
-                    Verify::NoTypeErrorAt,
-                ))
-            }
+            ErrorKind::Type { expected } => self.coercion(object, error, expected),
             ErrorKind::Enum { allowed } => {
                 let value = object.pointer(at)?;
                 match enums::repair(value, allowed) {
@@ -464,6 +441,34 @@ impl Engine<'_, '_> {
             ErrorKind::Null => fill::null(object, at),
             _ => None,
         }
+    }
+
+    /// A value of the wrong type, converted when nothing is lost; a number with a fraction
+    /// never becomes a string (a hint for the rejection says to quote it).
+    fn coercion(&mut self, object: &Value, error: &FieldError, expected: &str) -> Option<Proposal> {
+        let at = error.pointer.as_str();
+        let value = object.pointer(at)?;
+        if let Some(hint) = coerce::lost_text(value, expected) {
+            let hint = format!("{}: {hint}", error.field_path());
+            self.refuse(format!("not repaired {at}: {hint}"));
+            if !self.hints.contains(&hint) {
+                self.hints.push(hint);
+            }
+            return None;
+        }
+        let new = coerce::coerce(value, expected)?;
+        let reason = if expected == "array" {
+            "a single value where a list is expected"
+        } else {
+            "type coercion"
+        };
+        Some(value_proposal(
+            at,
+            new,
+            "coerce",
+            reason,
+            Verify::NoTypeErrorAt,
+        ))
     }
 
     fn dns(&mut self, object: &Value, at: &str, rule: &str) -> Option<Proposal> {

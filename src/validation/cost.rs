@@ -411,45 +411,59 @@ fn walk<'v, 'e>(expr: &'e Expression, scope: &mut Scope<'v, 'e>, depth: usize) -
                 value,
             }
         }
-        Expr::List(list) => {
-            let mut cost = LIST_CREATE;
-            let mut elem: Option<Abs<'v>> = None;
-            for e in &list.elements {
-                let w = walk(e, scope, depth + 1);
-                cost = cost.saturating_add(w.cost);
-                elem = Some(match elem {
-                    None => w.value,
-                    Some(prev) => join(&prev, &w.value),
-                });
-            }
-            Walk {
-                cost,
-                value: sized(list.elements.len() as u64, elem),
-            }
-        }
+        Expr::List(list) => walk_list(&list.elements, scope, depth),
         Expr::Map(map) => walk_entries(&map.entries, MAP_CREATE, scope, depth),
         Expr::Struct(s) => walk_entries(&s.entries, 40, scope, depth),
-        Expr::Call(call) => {
-            let mut cost = 0u64;
-            let mut target = None;
-            if let Some(t) = &call.target {
-                let w = walk(t, scope, depth + 1);
-                cost = cost.saturating_add(w.cost);
-                target = Some(w.value);
-            }
-            let mut args = Vec::with_capacity(call.args.len());
-            for a in &call.args {
-                let w = walk(a, scope, depth + 1);
-                cost = cost.saturating_add(w.cost);
-                args.push(w.value);
-            }
-            let (own, value) = call_cost(&call.func_name, target, args);
-            Walk {
-                cost: cost.saturating_add(own),
-                value,
-            }
-        }
+        Expr::Call(call) => walk_call(call, scope, depth),
         Expr::Comprehension(c) => walk_comprehension(c, scope, depth),
+    }
+}
+
+/// A list literal: its elements' costs, and a list of their joined shape.
+fn walk_list<'v, 'e>(
+    elements: &'e [Expression],
+    scope: &mut Scope<'v, 'e>,
+    depth: usize,
+) -> Walk<'v> {
+    let mut cost = LIST_CREATE;
+    let mut elem: Option<Abs<'v>> = None;
+    for e in elements {
+        let w = walk(e, scope, depth + 1);
+        cost = cost.saturating_add(w.cost);
+        elem = Some(match elem {
+            None => w.value,
+            Some(prev) => join(&prev, &w.value),
+        });
+    }
+    Walk {
+        cost,
+        value: sized(elements.len() as u64, elem),
+    }
+}
+
+/// A function call: its target's and arguments' costs, then the function's own.
+fn walk_call<'v, 'e>(
+    call: &'e cel::common::ast::CallExpr,
+    scope: &mut Scope<'v, 'e>,
+    depth: usize,
+) -> Walk<'v> {
+    let mut cost = 0u64;
+    let mut target = None;
+    if let Some(t) = &call.target {
+        let w = walk(t, scope, depth + 1);
+        cost = cost.saturating_add(w.cost);
+        target = Some(w.value);
+    }
+    let mut args = Vec::with_capacity(call.args.len());
+    for a in &call.args {
+        let w = walk(a, scope, depth + 1);
+        cost = cost.saturating_add(w.cost);
+        args.push(w.value);
+    }
+    let (own, value) = call_cost(&call.func_name, target, args);
+    Walk {
+        cost: cost.saturating_add(own),
+        value,
     }
 }
 

@@ -50,6 +50,12 @@ pub struct CorrectionRequest {
     pub messages: Vec<ChatMessage>,
     pub max_tokens: u32,
     pub temperature: f32,
+    /// A JSON Schema every acceptable answer satisfies (the policy builds it from the errors
+    /// and the candidates it offers). The proxy asks the backend to constrain decoding to it
+    /// (`--structured-output`) or, for a backend that cannot, leaves it out: the policy
+    /// checks every answer either way. Absent, tokens encode exactly as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_schema: Option<serde_json::Value>,
 }
 
 /// The user whose admission request needs the correction, as the policy saw it in the
@@ -82,6 +88,8 @@ struct WireOut<'a> {
     max_tokens: u32,
     temperature: f32,
     #[serde(skip_serializing_if = "Option::is_none")]
+    response_schema: Option<&'a serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     user: Option<&'a RequestUser>,
 }
 
@@ -91,6 +99,8 @@ struct WireIn {
     messages: Vec<ChatMessage>,
     max_tokens: u32,
     temperature: f32,
+    #[serde(default)]
+    response_schema: Option<serde_json::Value>,
     #[serde(default)]
     user: Option<RequestUser>,
 }
@@ -133,6 +143,13 @@ impl CorrectionRequest {
                 self.temperature
             )));
         }
+        if let Some(schema) = &self.response_schema {
+            if !schema.is_object() {
+                return Err(TokenError::Invalid(
+                    "responseSchema is not a JSON object".into(),
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -150,6 +167,7 @@ pub fn encode_token_for(request: &CorrectionRequest, user: Option<&RequestUser>)
         messages: &request.messages,
         max_tokens: request.max_tokens,
         temperature: request.temperature,
+        response_schema: request.response_schema.as_ref(),
         user,
     };
     let json = serde_json::to_vec(&wire).expect("a CorrectionRequest always serialises");
@@ -216,6 +234,7 @@ pub fn decode_token_with_user(token: &str, max_len: usize) -> Result<DecodedToke
         messages: wire.messages,
         max_tokens: wire.max_tokens,
         temperature: wire.temperature,
+        response_schema: wire.response_schema,
     };
     request.check()?;
     if let Some(user) = &wire.user {
@@ -305,6 +324,7 @@ mod tests {
             ],
             max_tokens: 512,
             temperature: 0.0,
+            response_schema: None,
         }
     }
 

@@ -409,6 +409,7 @@ fn request(text: &str) -> CorrectionRequest {
         ],
         max_tokens: 256,
         temperature: 0.0,
+        response_schema: None,
     }
 }
 

@@ -66,12 +66,16 @@ pub struct LlmSettings {
     pub verbatim_paths: Vec<String>,
 }
 
-/// `patch` (default): an RFC 6902 JSON Patch — measured on a small CPU model, a third of the
-/// output tokens of a whole object and more accurate. `object`: the whole corrected object.
+/// `choice` (default): crfix enumerates the fixes it can ground itself and checks each; the
+/// model picks one by number or answers that none is what the user meant. When crfix finds
+/// none, it asks for a patch. `patch`: always an RFC 6902 JSON Patch — measured on a small CPU
+/// model, a third of the output tokens of a whole object and more accurate. `object`: the
+/// whole corrected object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AnswerFormat {
     #[default]
+    Choice,
     Patch,
     Object,
 }
@@ -85,7 +89,7 @@ impl Default for LlmSettings {
             correction_api_version: correction_api::API_VERSION.to_string(),
             max_tokens: 256,
             temperature: 0.0,
-            answer_format: AnswerFormat::Patch,
+            answer_format: AnswerFormat::Choice,
             require_evidence: true,
             verbatim_paths: vec!["/spec/source/catalog/packageName".to_string()],
         }

@@ -77,6 +77,35 @@ pub fn parse(text: &str, given: &Value) -> Result<Parsed, AnswerError> {
     Err(last_error.unwrap_or(AnswerError::NoObject))
 }
 
+/// The number a choice answer picks: `{"choice": 2}` (as the response schema asks), also
+/// fenced or with prose around it, or a bare number. `None` when the answer holds no choice.
+pub fn parse_choice(text: &str) -> Result<u64, AnswerError> {
+    if text.len() > MAX_ANSWER_BYTES {
+        return Err(AnswerError::TooLarge(text.len()));
+    }
+    let text = text.trim_start_matches('\u{feff}').trim();
+    if text.is_empty() {
+        return Err(AnswerError::Empty);
+    }
+    for value in values_in(text) {
+        let choice = match &value {
+            Value::Object(map) => map.get("choice"),
+            Value::Number(_) => Some(&value),
+            _ => None,
+        };
+        if let Some(n) = choice.and_then(|c| c.as_u64().or_else(|| c.as_str()?.trim().parse().ok()))
+        {
+            return Ok(n);
+        }
+    }
+    if let Ok(n) = text.parse::<u64>() {
+        return Ok(n);
+    }
+    Err(AnswerError::Unrecognised(
+        "not a choice: answer {\"choice\": <number>}".into(),
+    ))
+}
+
 /// The JSON/YAML values found in the answer, most likely first, lazily and boundedly.
 fn values_in(text: &str) -> impl Iterator<Item = Value> + '_ {
     let whole = std::iter::once_with(move || parse_json(text));
@@ -281,10 +310,23 @@ fn interpret(value: Value, given: &Value) -> Result<Parsed, AnswerError> {
             let operations = ops.len();
             apply_patch(ops, given).map(|object| Parsed { object, operations })
         }
-        Value::Object(map) => from_object(map, given).map(|object| Parsed {
-            object,
-            operations: 0,
-        }),
+        Value::Object(mut map) => {
+            // `{"patch": [...]}`: the shape the response schema asks for (a root object).
+            if map.len() == 1 {
+                if let Some(Value::Array(ops)) = map
+                    .get_mut("patch")
+                    .filter(|p| p.as_array().is_some_and(|a| !a.is_empty()))
+                {
+                    let ops = std::mem::take(ops);
+                    let operations = ops.len();
+                    return apply_patch(ops, given).map(|object| Parsed { object, operations });
+                }
+            }
+            from_object(map, given).map(|object| Parsed {
+                object,
+                operations: 0,
+            })
+        }
         other => Err(AnswerError::Unrecognised(format!(
             "a {} value",
             json_type(&other)
@@ -396,6 +438,15 @@ fn normalise_path(p: &str) -> String {
 }
 
 fn from_object(mut map: Map<String, Value>, given: &Value) -> Result<Value, AnswerError> {
+    if map.len() == 1
+        && map
+            .get("patch")
+            .is_some_and(|p| p.as_array().is_some_and(Vec::is_empty))
+    {
+        return Err(AnswerError::Refused(
+            "the answer is an empty patch (the model found no fix)".into(),
+        ));
+    }
     if let Some(why) = map.get("unfixable") {
         if !map.contains_key("spec") && !map.contains_key("kind") {
             let why = match why {

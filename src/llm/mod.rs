@@ -9,6 +9,8 @@
 //! that breaks a guardrail is discarded whole, never partly applied.
 
 mod answer;
+mod answer_schema;
+mod candidates;
 mod evidence;
 mod prompt;
 mod transport;
@@ -22,6 +24,8 @@ use crate::guardrails::{self, REPAIR_ANNOTATION};
 use crate::host::{Host, LogLevel};
 use crate::pointer;
 use crate::repair::RepairContext;
+use crate::schema;
+use crate::settings::AnswerFormat;
 use crate::types::{Change, ChangeSource, ValidationOutcome};
 use crate::validation;
 use prompt::{Feedback, PromptInput};
@@ -51,7 +55,8 @@ pub enum LlmOutcome {
 /// Longest reason for one failed attempt (they end up in the rejection message).
 const MAX_REASON_CHARS: usize = 200;
 
-/// Asks the LLM to fix what `outcome` still reports on `object`.
+/// Asks the LLM to fix what `outcome` still reports on `object`: to choose among the fixes
+/// crfix can ground itself when there are any (`llm.answerFormat: choice`), else to write one.
 pub fn correct(
     ctx: &RepairContext,
     host: &dyn Host,
@@ -59,7 +64,6 @@ pub fn correct(
     outcome: &ValidationOutcome,
     user: Option<&RequestUser>,
 ) -> LlmOutcome {
-    let settings = ctx.settings;
     let shown = prompt::for_prompt(object);
     let judge = Judge {
         ctx,
@@ -67,18 +71,131 @@ pub fn correct(
         shown: &shown,
         error_pointers: outcome.errors.iter().map(|e| e.pointer.as_str()).collect(),
     };
+    if ctx.settings.llm.answer_format == AnswerFormat::Choice {
+        let offered = judge.candidates(outcome);
+        if !offered.is_empty() {
+            return choose(&judge, host, outcome, user, &offered);
+        }
+        host.log(
+            LogLevel::Info,
+            "crfix found no checked fix to offer; asking the LLM to write one",
+        );
+    }
+    write(&judge, host, outcome, user)
+}
+
+/// One request: the model picks one of the `offered` candidates by number, or 0. Every
+/// candidate already passed what an answer must pass, so a second attempt would only ask
+/// the same question again: there is none.
+fn choose(
+    judge: &Judge,
+    host: &dyn Host,
+    outcome: &ValidationOutcome,
+    user: Option<&RequestUser>,
+    offered: &[candidates::Candidate],
+) -> LlmOutcome {
+    let fixes: Vec<Vec<String>> = offered
+        .iter()
+        .map(|c| candidates::describe(judge.given, &c.object))
+        .collect();
+    let response_schema = answer_schema::choice(offered.len());
+    let input = PromptInput {
+        settings: judge.ctx.settings,
+        schema: judge.ctx.schema,
+        object: judge.shown,
+        errors: &outcome.errors,
+        feedback: None,
+        user,
+        response_schema: Some(&response_schema),
+    };
+    let fitted = match prompt::fit_messages(&input, &|trim| {
+        prompt::choice_messages(&input, &fixes, trim)
+    }) {
+        Ok(f) => f,
+        Err(e) => {
+            return LlmOutcome::Unavailable {
+                attempts: 0,
+                reason: e.to_string(),
+            }
+        }
+    };
+    let correction = match call(host, judge.ctx.settings, &fitted.token) {
+        Ok(c) => c,
+        Err(reason) => {
+            return LlmOutcome::Unavailable {
+                attempts: 1,
+                reason,
+            }
+        }
+    };
+    let status = &correction.status;
+    log_attempt(host, 1, status, &fitted);
+    let summary = match answer::parse_choice(&status.content) {
+        Ok(0) => format!(
+            "the LLM judged that none of the {} fixes crfix found is what the user meant ({})",
+            offered.len(),
+            fixes
+                .iter()
+                .enumerate()
+                .map(|(i, f)| format!("{}: {}", i + 1, f.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        Ok(k) => match usize::try_from(k).ok().and_then(|k| offered.get(k - 1)) {
+            Some(chosen) => {
+                let changes = llm_changes(judge.given, &chosen.object, &status.model);
+                return LlmOutcome::Fixed {
+                    object: chosen.object.clone(),
+                    changes,
+                    attempts: 1,
+                    model: status.model.clone(),
+                };
+            }
+            None => format!(
+                "the answer chose {k}, which was not offered (1-{})",
+                offered.len()
+            ),
+        },
+        Err(e) => e.to_string(),
+    };
+    LlmOutcome::Failed {
+        attempts: 1,
+        reasons: vec![rejection_reason(host, 1, status, &summary)],
+    }
+}
+
+/// Up to `llm.maxAttempts` requests for an answer the model writes (a patch or the whole
+/// object), each after the first carrying the previous answer and its problems. An answer
+/// that repeats an earlier one ends the loop: the model has nothing new to say.
+fn write(
+    judge: &Judge,
+    host: &dyn Host,
+    outcome: &ValidationOutcome,
+    user: Option<&RequestUser>,
+) -> LlmOutcome {
+    let settings = judge.ctx.settings;
+    let response_schema = match settings.llm.answer_format {
+        AnswerFormat::Object => None,
+        AnswerFormat::Patch | AnswerFormat::Choice => Some(answer_schema::patch(
+            judge.ctx.schema,
+            &judge.error_pointers,
+            settings.max_patch_operations,
+        )),
+    };
     let mut feedback: Option<Feedback> = None;
     let mut previous: Option<Value> = None;
+    let mut answers: Vec<String> = Vec::new();
     let mut reasons: Vec<String> = Vec::new();
     let mut attempts = 0u32;
     while attempts < settings.llm.max_attempts {
         let input = PromptInput {
             settings,
-            schema: ctx.schema,
-            object: &shown,
+            schema: judge.ctx.schema,
+            object: judge.shown,
             errors: &outcome.errors,
             feedback: feedback.as_ref(),
             user,
+            response_schema: response_schema.as_ref(),
         };
         let fitted = match prompt::fit(&input) {
             Ok(f) => f,
@@ -102,7 +219,7 @@ pub fn correct(
         log_attempt(host, attempts, status, &fitted);
         match judge.judge(&status.content, previous.as_ref()) {
             Ok(candidate) => {
-                let changes = llm_changes(object, &candidate, &status.model);
+                let changes = llm_changes(judge.given, &candidate, &status.model);
                 return LlmOutcome::Fixed {
                     object: candidate,
                     changes,
@@ -111,10 +228,20 @@ pub fn correct(
                 };
             }
             Err(rejected) => {
-                reasons.push(rejection_reason(host, attempts, status, &rejected.summary));
-                if rejected.final_ {
+                let repeated = answers.iter().any(|a| a.trim() == status.content.trim());
+                let summary = if repeated {
+                    format!(
+                        "the same answer as before (no further attempt): {}",
+                        rejected.summary
+                    )
+                } else {
+                    rejected.summary.clone()
+                };
+                reasons.push(rejection_reason(host, attempts, status, &summary));
+                if rejected.final_ || repeated {
                     break;
                 }
+                answers.push(status.content.clone());
                 if rejected.parsed {
                     previous = rejected.partial;
                 }
@@ -211,7 +338,7 @@ impl Judge<'_, '_> {
     }
 
     fn judge_on(&self, content: &str, base: &Value) -> Result<Value, Box<Rejected>> {
-        let (ctx, given) = (self.ctx, self.given);
+        let given = self.given;
         let parsed = match answer::parse(content, base) {
             Ok(parsed) => parsed,
             Err(e) => {
@@ -231,6 +358,32 @@ impl Judge<'_, '_> {
         };
         let mut candidate = parsed.object;
         restore_hidden_metadata(&mut candidate, given, self.shown);
+        self.check(content, candidate, parsed.operations, false)
+    }
+
+    /// The candidates crfix can ground itself, each checked as an answer would be (with
+    /// the schema's enum values counted as evidence: they come from the schema, not the model).
+    fn candidates(&self, outcome: &ValidationOutcome) -> Vec<candidates::Candidate> {
+        let sources = candidates::Sources {
+            schema: self.ctx.schema,
+            given: self.given,
+            old_object: self.ctx.old_object,
+            protected: &self.ctx.settings.protected_paths,
+        };
+        candidates::enumerate(&sources, &outcome.errors, &mut |object| {
+            self.check("", object.clone(), 0, true).is_ok()
+        })
+    }
+
+    /// Guardrails, scope, evidence and full re-validation of one candidate object.
+    fn check(
+        &self,
+        content: &str,
+        candidate: Value,
+        operations: usize,
+        enum_is_evidence: bool,
+    ) -> Result<Value, Box<Rejected>> {
+        let (ctx, given) = (self.ctx, self.given);
         if candidate == *given {
             return Err(Box::new(Rejected {
                 summary: "the answer changes nothing".into(),
@@ -249,12 +402,12 @@ impl Judge<'_, '_> {
             Ok(_) => Vec::new(),
             Err(violations) => violations,
         };
-        if parsed.operations > ctx.settings.max_patch_operations {
+        if operations > ctx.settings.max_patch_operations {
             violations.push(guardrails::Violation::new(
                 "",
                 format!(
                     "the answer has {} patch operations, more than maxPatchOperations ({})",
-                    parsed.operations, ctx.settings.max_patch_operations
+                    operations, ctx.settings.max_patch_operations
                 ),
             ));
         }
@@ -263,12 +416,11 @@ impl Judge<'_, '_> {
             &candidate,
             &self.error_pointers,
         ));
-        violations.extend(evidence::check(
-            ctx.settings,
-            given,
-            ctx.old_object,
-            &candidate,
-        ));
+        violations.extend(
+            evidence::check(ctx.settings, given, ctx.old_object, &candidate)
+                .into_iter()
+                .filter(|v| !(enum_is_evidence && self.in_enum(&candidate, &v.pointer))),
+        );
         let validation = validation::validate(ctx.schema, &candidate, ctx.old_object, ctx.options);
         if violations.is_empty() && validation.is_valid() {
             return Ok(candidate);
@@ -279,6 +431,17 @@ impl Judge<'_, '_> {
             &violations,
             validation,
         )))
+    }
+}
+
+impl Judge<'_, '_> {
+    /// Is the candidate's value at `p` one of the schema's enum values there?
+    fn in_enum(&self, candidate: &Value, p: &str) -> bool {
+        let (Some(value), Some(node)) = (candidate.pointer(p), schema::node_at(self.ctx.schema, p))
+        else {
+            return false;
+        };
+        schema::enum_values(node).is_some_and(|allowed| allowed.contains(value))
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::transport::classify_host_error;
 use super::*;
 use crate::host::{FnHost, GetResourceRequest};
-use crate::settings::Settings;
+use crate::settings::{AnswerFormat, Settings};
 use crate::types::{ErrorKind, FieldError};
 use crate::validation::ValidateOptions;
 use correction_api::Correction;
@@ -92,10 +92,19 @@ fn outcome() -> ValidationOutcome {
     }
 }
 
+/// Settings for the path where the model writes its answer (a patch or the object).
 fn settings(max_attempts: u32) -> Settings {
     let mut s = Settings::default();
     s.llm.enabled = true;
     s.llm.max_attempts = max_attempts;
+    s.llm.answer_format = AnswerFormat::Patch;
+    s
+}
+
+/// The default: the model chooses among crfix's checked candidates when there are any.
+fn choice_settings() -> Settings {
+    let mut s = Settings::default();
+    s.llm.enabled = true;
     s
 }
 
@@ -625,4 +634,124 @@ fn the_token_names_the_user_who_applied_the_object() {
     };
     let _ = correct(&ctx, &host, &given(), &outcome(), Some(&alice));
     assert_eq!(seen.borrow().as_ref(), Some(&alice));
+}
+
+#[test]
+fn the_model_chooses_among_checked_candidates() {
+    let (out, requests) = run(&choice_settings(), &[ok("```json\n{\"choice\": 1}\n```")]);
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(request.messages[0].content, prompt::CHOICE_RULES);
+    let user = &request.messages[1].content;
+    assert!(
+        user.contains("1: add /spec/source/catalog/packageName = \"argocd-operator\"\n"),
+        "{user}"
+    );
+    assert!(user.contains("0: none of these is what the user meant"));
+    let schema = request.response_schema.as_ref().expect("a response schema");
+    let offered = schema["properties"]["choice"]["enum"].as_array().unwrap();
+    assert_eq!(offered[0], json!(0));
+    assert!(offered.len() >= 2, "{schema}");
+    let LlmOutcome::Fixed {
+        object, attempts, ..
+    } = out
+    else {
+        panic!("expected Fixed, got {out:?}");
+    };
+    assert_eq!(object, fixed());
+    assert_eq!(attempts, 1);
+}
+
+#[test]
+fn metadata_name_is_never_offered_for_a_verbatim_path() {
+    // Without the label, the only word for the package is metadata.name ("argocd"): the
+    // verbatim rule refuses it, so crfix offers nothing and the model is asked to write.
+    let mut given = given();
+    given["metadata"]["labels"] = json!({});
+    let (out, requests) = run_on(
+        &choice_settings(),
+        &given,
+        &outcome(),
+        &[ok("{\"patch\": []}")],
+    );
+    assert_eq!(requests.len(), 1);
+    assert_ne!(requests[0].messages[0].content, prompt::CHOICE_RULES);
+    let schema = requests[0]
+        .response_schema
+        .as_ref()
+        .expect("a patch schema");
+    assert_eq!(
+        schema["properties"]["patch"]["items"]["properties"]["path"]["enum"],
+        json!(["/spec/source/catalog/packageName"])
+    );
+    assert!(
+        matches!(&out, LlmOutcome::Failed { attempts: 1, reasons } if reasons[0].contains("empty patch")),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn choosing_none_or_an_unoffered_number_fails_after_one_call() {
+    for answer in [
+        "{\"choice\": 0}",
+        "{\"choice\": 42}",
+        "I would pick the first",
+    ] {
+        let (out, requests) = run(&choice_settings(), &[ok(answer)]);
+        assert_eq!(requests.len(), 1, "{answer}");
+        let LlmOutcome::Failed { attempts, reasons } = out else {
+            panic!("{answer}: expected Failed, got {out:?}");
+        };
+        assert_eq!(attempts, 1);
+        assert!(reasons[0].starts_with("attempt 1: "), "{reasons:?}");
+    }
+    let (out, _) = run(&choice_settings(), &[ok("{\"choice\": 0}")]);
+    assert!(
+        matches!(&out, LlmOutcome::Failed { reasons, .. }
+            if reasons[0].contains("none of the") && reasons[0].contains("argocd-operator")),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn an_enum_value_is_evidence_for_a_candidate_not_for_a_written_answer() {
+    let mut given = fixed();
+    given["spec"]["source"]["sourceType"] = json!("the catalog please");
+    let errors = ValidationOutcome {
+        errors: vec![FieldError {
+            pointer: "/spec/source/sourceType".into(),
+            kind: ErrorKind::Enum {
+                allowed: vec![json!("Catalog")],
+            },
+            message: "Unsupported value".into(),
+        }],
+        warnings: vec![],
+    };
+    let (out, requests) = run_on(
+        &choice_settings(),
+        &given,
+        &errors,
+        &[ok("{\"choice\": 1}")],
+    );
+    assert!(requests[0].messages[1]
+        .content
+        .contains("1: set /spec/source/sourceType = \"Catalog\""));
+    assert!(matches!(out, LlmOutcome::Fixed { .. }), "{out:?}");
+    // Written by the model instead, "Catalog" is grounded by the user's "catalog" anyway;
+    // "Bundle" is not, and not in the enum either.
+    let patch =
+        r#"{"patch": [{"op": "replace", "path": "/spec/source/sourceType", "value": "Bundle"}]}"#;
+    let (out, _) = run_on(&settings(1), &given, &errors, &[ok(patch)]);
+    assert!(matches!(out, LlmOutcome::Failed { .. }), "{out:?}");
+}
+
+#[test]
+fn a_repeated_answer_ends_the_loop() {
+    let bad = r#"{"patch": [{"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd"}]}"#;
+    let (out, requests) = run(&settings(4), &[ok(bad), ok(bad), ok(bad), ok(bad)]);
+    assert_eq!(requests.len(), 2);
+    assert!(
+        matches!(&out, LlmOutcome::Failed { attempts: 2, reasons } if reasons[1].contains("the same answer as before")),
+        "{out:?}"
+    );
 }

@@ -1,0 +1,838 @@
+//! Choose, don't write: the fixes crfix can ground itself, for the model to pick from.
+//!
+//! The evidence rules say that a value the LLM writes must come from the user's text or the
+//! schema. So crfix enumerates those values itself, per error: the field's enum values; the
+//! words and numbers of the invalid value (`"cert-manager (create it if missing)"` →
+//! `"cert-manager"`), its operators and numbers rejoined (`">= 1.2 AND < 2"` → `">=1.2, <2"`),
+//! a list split from a string, a `key=value` string as a label map; for a missing value, the
+//! values of fields of the same name elsewhere, labels and annotations and their words; for
+//! an unknown field, a property of the same or a similar name elsewhere in the schema
+//! (`spec.channel` → `spec.source.catalog.channels: [..]`) or its removal; the old object's
+//! value on UPDATE. Combinations of one option per error, best-first and bounded, are applied
+//! to the object and kept only when the whole candidate passes what an LLM answer must pass
+//! (guardrails, scope, evidence, full re-validation). The model then only picks one, or none:
+//! the honest "cannot be fixed" is the cheapest answer it can give.
+
+use serde_json::{Map, Value};
+
+use crate::pointer;
+use crate::schema;
+use crate::types::{ErrorKind, FieldError};
+
+/// Options per error (the "no change" option not counted).
+const MAX_OPTIONS_PER_ERROR: usize = 8;
+/// Distinct errors (pointers) crfix enumerates options for; with more, it does not try.
+const MAX_ERROR_GROUPS: usize = 8;
+/// Candidate objects built and checked at most (each is a full validation).
+const MAX_COMBINATIONS: usize = 160;
+/// Candidates offered to the model at most.
+pub const MAX_CANDIDATES: usize = 6;
+/// Deepest schema walk when looking for a property of a similar name.
+const MAX_SCHEMA_DEPTH: usize = 8;
+/// Longest string crfix splits into words for options.
+const MAX_SPLIT_CHARS: usize = 512;
+/// Most enum values offered for one field.
+const MAX_ENUM_OPTIONS: usize = 8;
+
+/// One edit of the object.
+#[derive(Debug, Clone, PartialEq)]
+enum Edit {
+    Set(String, Value),
+    Remove(String),
+}
+
+/// One way to resolve one error: edits applied together (empty: leave it to the others).
+type Resolution = Vec<Edit>;
+
+/// What the model is offered: a whole candidate object that crfix checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub object: Value,
+}
+
+/// The sources a value may come from, with the schema and the object they are read from.
+pub struct Sources<'a> {
+    pub schema: &'a Value,
+    pub given: &'a Value,
+    pub old_object: Option<&'a Value>,
+    /// Paths no option may touch (guardrails would refuse the candidate anyway).
+    pub protected: &'a [String],
+}
+
+/// The checked candidates for `errors` on `sources.given`, best first, at most
+/// [`MAX_CANDIDATES`]. `accept` is the full check an LLM answer must pass.
+pub fn enumerate(
+    sources: &Sources,
+    errors: &[FieldError],
+    accept: &mut dyn FnMut(&Value) -> bool,
+) -> Vec<Candidate> {
+    let mut pointers: Vec<&str> = Vec::new();
+    for e in errors {
+        if !pointers.contains(&e.pointer.as_str()) {
+            pointers.push(&e.pointer);
+        }
+    }
+    if pointers.is_empty() || pointers.len() > MAX_ERROR_GROUPS {
+        return Vec::new();
+    }
+    let mut groups: Vec<Vec<Resolution>> = pointers
+        .iter()
+        .map(|p| {
+            let kinds: Vec<&ErrorKind> = errors
+                .iter()
+                .filter(|e| e.pointer == *p)
+                .map(|e| &e.kind)
+                .collect();
+            let mut options = resolutions(sources, p, &kinds, errors);
+            options.retain(|r| !r.iter().any(|e| touches_protected(sources, e)));
+            dedup(&mut options);
+            options.truncate(MAX_OPTIONS_PER_ERROR);
+            options
+        })
+        .collect();
+    if groups.len() > 1 {
+        // Another error's fix may fix this one too (a moved field fills a required one).
+        for g in &mut groups {
+            g.push(Vec::new());
+        }
+    }
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut seen: Vec<Value> = Vec::new();
+    for combination in best_first(&groups, MAX_COMBINATIONS) {
+        let edits: Vec<&Edit> = combination
+            .iter()
+            .enumerate()
+            .flat_map(|(g, &o)| groups[g][o].iter())
+            .collect();
+        let Some(object) = apply(sources.given, &edits) else {
+            continue;
+        };
+        if object == *sources.given || seen.contains(&object) {
+            continue;
+        }
+        seen.push(object.clone());
+        if accept(&object) {
+            candidates.push(Candidate { object });
+            if candidates.len() == MAX_CANDIDATES {
+                break;
+            }
+        }
+    }
+    candidates
+}
+
+fn touches_protected(sources: &Sources, edit: &Edit) -> bool {
+    let p = match edit {
+        Edit::Set(p, _) | Edit::Remove(p) => p,
+    };
+    sources
+        .protected
+        .iter()
+        .any(|root| pointer::is_under(p, root) || pointer::is_under(root, p))
+}
+
+fn dedup(options: &mut Vec<Resolution>) {
+    let mut kept: Vec<Resolution> = Vec::new();
+    for o in options.drain(..) {
+        if !o.is_empty() && !kept.contains(&o) {
+            kept.push(o);
+        }
+    }
+    *options = kept;
+}
+
+/// Index vectors (one option per group), in order of their index sum: the first options of
+/// every group first. At most `limit`.
+fn best_first(groups: &[Vec<Resolution>], limit: usize) -> Vec<Vec<usize>> {
+    if groups.iter().any(Vec::is_empty) {
+        return Vec::new();
+    }
+    let max_sum: usize = groups.iter().map(|g| g.len() - 1).sum();
+    let mut out = Vec::new();
+    for sum in 0..=max_sum {
+        let mut current = Vec::with_capacity(groups.len());
+        with_sum(groups, sum, &mut current, &mut out, limit);
+        if out.len() >= limit {
+            break;
+        }
+    }
+    out
+}
+
+fn with_sum(
+    groups: &[Vec<Resolution>],
+    remaining: usize,
+    current: &mut Vec<usize>,
+    out: &mut Vec<Vec<usize>>,
+    limit: usize,
+) {
+    if out.len() >= limit {
+        return;
+    }
+    let g = current.len();
+    if g == groups.len() {
+        if remaining == 0 {
+            out.push(current.clone());
+        }
+        return;
+    }
+    let rest_max: usize = groups[g + 1..].iter().map(|x| x.len() - 1).sum();
+    for i in 0..groups[g].len().min(remaining + 1) {
+        if remaining - i > rest_max {
+            continue;
+        }
+        current.push(i);
+        with_sum(groups, remaining - i, current, out, limit);
+        current.pop();
+    }
+}
+
+/// The object with `edits` applied, or `None` when they conflict or do not apply.
+fn apply(given: &Value, edits: &[&Edit]) -> Option<Value> {
+    let mut object = given.clone();
+    // Sets first, removals after (highest array index first), so that indices stay right.
+    let mut removals: Vec<&str> = Vec::new();
+    let mut written: Vec<&str> = Vec::new();
+    for edit in edits {
+        match edit {
+            Edit::Set(p, v) => {
+                if written.contains(&p.as_str()) && object.pointer(p) != Some(v) {
+                    return None;
+                }
+                set(&mut object, p, v.clone())?;
+                written.push(p);
+            }
+            Edit::Remove(p) => removals.push(p),
+        }
+    }
+    removals.sort_by(|a, b| b.cmp(a));
+    removals.dedup();
+    for p in removals {
+        if written.iter().any(|w| pointer::is_under(w, p)) {
+            return None;
+        }
+        remove(&mut object, p)?;
+    }
+    Some(object)
+}
+
+fn set(object: &mut Value, p: &str, value: Value) -> Option<()> {
+    let (parent, name) = pointer::split_last(p)?;
+    let mut node = object;
+    for token in pointer::tokens(parent) {
+        node = match node {
+            Value::Object(map) => map
+                .entry(token)
+                .or_insert_with(|| Value::Object(Map::new())),
+            Value::Array(items) => items.get_mut(token.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    match node {
+        Value::Object(map) => {
+            map.insert(name, value);
+            Some(())
+        }
+        Value::Array(items) => {
+            *items.get_mut(name.parse::<usize>().ok()?)? = value;
+            Some(())
+        }
+        _ => None,
+    }
+}
+
+fn remove(object: &mut Value, p: &str) -> Option<()> {
+    let (parent, name) = pointer::split_last(p)?;
+    match object.pointer_mut(parent)? {
+        Value::Object(map) => map.remove(&name).map(|_| ()),
+        Value::Array(items) => {
+            let i = name.parse::<usize>().ok().filter(|i| *i < items.len())?;
+            items.remove(i);
+            Some(())
+        }
+        _ => None,
+    }
+}
+
+/// The ways to resolve the errors at `p`.
+fn resolutions(
+    sources: &Sources,
+    p: &str,
+    kinds: &[&ErrorKind],
+    all_errors: &[FieldError],
+) -> Vec<Resolution> {
+    let node = schema::node_at(sources.schema, p);
+    let value = sources.given.pointer(p);
+    let mut options: Vec<Resolution> = Vec::new();
+    for kind in kinds {
+        match (kind, value) {
+            (ErrorKind::Enum { allowed }, Some(v)) => {
+                options.extend(enum_options(p, allowed, v));
+            }
+            (ErrorKind::Required, None) => {
+                if let Some(node) = node {
+                    options.extend(
+                        fill_values(sources, p, node, 0)
+                            .into_iter()
+                            .map(|v| vec![Edit::Set(p.to_string(), v)]),
+                    );
+                }
+            }
+            (ErrorKind::Unknown, Some(v)) => options.extend(relocations(sources, p, v)),
+            (ErrorKind::Cel { .. }, _) if node.is_some_and(|n| schema::type_of(n) == "object") => {
+                options.extend(missing_children(sources, p, all_errors));
+            }
+            (_, Some(v)) => {
+                if let Some(node) = node {
+                    options.extend(
+                        rewrites(v, node)
+                            .into_iter()
+                            .map(|v| vec![Edit::Set(p.to_string(), v)]),
+                    );
+                    options.extend(split_to_sibling(sources, p, v));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(v) = value {
+        if let Some(old) = sources.old_object.and_then(|o| o.pointer(p)) {
+            if old != v {
+                options.push(vec![Edit::Set(p.to_string(), old.clone())]);
+            }
+        }
+        if removable(sources, p) {
+            options.push(vec![Edit::Remove(p.to_string())]);
+        }
+    }
+    options
+}
+
+/// The allowed values, those the user's text names first.
+fn enum_options(p: &str, allowed: &[Value], value: &Value) -> Vec<Resolution> {
+    let said = crate::nearest::canonical(&scalar_text(value));
+    let mut ranked: Vec<(bool, &Value)> = allowed
+        .iter()
+        .map(|a| {
+            let named = a
+                .as_str()
+                .is_some_and(|s| !s.is_empty() && said.contains(&crate::nearest::canonical(s)));
+            (!named, a)
+        })
+        .collect();
+    ranked.sort_by_key(|(unnamed, _)| *unnamed);
+    ranked
+        .into_iter()
+        .take(MAX_ENUM_OPTIONS)
+        .map(|(_, a)| vec![Edit::Set(p.to_string(), a.clone())])
+        .collect()
+}
+
+/// Can the value at `p` go? An optional property, or an entry of a list.
+fn removable(sources: &Sources, p: &str) -> bool {
+    let Some((parent, name)) = pointer::split_last(p) else {
+        return false;
+    };
+    if sources.given.pointer(parent).is_some_and(Value::is_array) {
+        return true;
+    }
+    match schema::node_at(sources.schema, parent) {
+        Some(node) => !schema::required(node).any(|r| r == name),
+        None => true,
+    }
+}
+
+/// New values for an invalid value, made of its own text.
+fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
+    let Value::String(s) = value else {
+        return Vec::new();
+    };
+    if s.chars().count() > MAX_SPLIT_CHARS {
+        return Vec::new();
+    }
+    let mut out: Vec<Value> = Vec::new();
+    match schema::type_of(node) {
+        "array" => {
+            let items: Vec<&str> = s
+                .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
+                .map(str::trim)
+                .filter(|i| !i.is_empty())
+                .collect();
+            if !items.is_empty() {
+                let lower: Vec<Value> = items
+                    .iter()
+                    .map(|i| Value::from(i.to_lowercase()))
+                    .collect();
+                out.push(Value::Array(lower));
+                out.push(Value::Array(
+                    items.iter().map(|i| Value::from(*i)).collect(),
+                ));
+            }
+        }
+        "object" => out.extend(label_map(s, node)),
+        _ => {
+            if let Some(range) = operator_ranges(s) {
+                out.extend(range);
+            }
+            for word in words(s) {
+                out.push(Value::from(word.clone()));
+                let lower = word.to_lowercase();
+                if lower != word {
+                    out.push(Value::from(lower));
+                }
+            }
+        }
+    }
+    out.retain(|v| v != value);
+    out
+}
+
+/// `a=b,c=d` as a map under each property of `node` that is a map of strings
+/// (`matchLabels` of a label selector).
+fn label_map(s: &str, node: &Value) -> Vec<Value> {
+    let mut pairs = Map::new();
+    for part in s.split(',') {
+        let Some((k, v)) = part.split_once('=') else {
+            return Vec::new();
+        };
+        let (k, v) = (k.trim(), v.trim().trim_start_matches('='));
+        if k.is_empty() {
+            return Vec::new();
+        }
+        pairs.insert(k.to_string(), Value::from(v));
+    }
+    let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .filter(|(_, child)| {
+            schema::type_of(child) == "object"
+                && child
+                    .get("additionalProperties")
+                    .is_some_and(|a| schema::type_of(a) == "string")
+        })
+        .map(|(name, _)| {
+            let mut m = Map::new();
+            m.insert(name.clone(), Value::Object(pairs.clone()));
+            Value::Object(m)
+        })
+        .collect()
+}
+
+/// The words of a text: runs of letters, digits and `-._/:+` (the characters of names,
+/// versions and paths), without the punctuation around them.
+fn words(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in s.split(|c: char| !(c.is_alphanumeric() || "-._/:+".contains(c))) {
+        let w = raw.trim_matches(|c: char| ".:/-_+".contains(c));
+        if !w.is_empty() && !out.iter().any(|o| o == w) {
+            out.push(w.to_string());
+        }
+    }
+    out
+}
+
+/// A comparison written with words around it (`">= 1.2 AND < 2"`, `"1.4 or any later patch"`)
+/// rejoined from its own operators and numbers: `">=1.2, <2"`, `">=1.2 <2"`; `"1.4"` for a
+/// lone number.
+fn operator_ranges(s: &str) -> Option<Vec<Value>> {
+    let mut parts: Vec<String> = Vec::new();
+    let mut pending: Option<String> = None;
+    let chars: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if "<>=!~^".contains(c) {
+            let mut op = String::new();
+            while i < chars.len() && "<>=!~^".contains(chars[i]) {
+                op.push(chars[i]);
+                i += 1;
+            }
+            pending = Some(op);
+            continue;
+        }
+        let starts_number =
+            c.is_ascii_digit() || (c == 'v' && chars.get(i + 1).is_some_and(char::is_ascii_digit));
+        if starts_number && (i == 0 || !chars[i - 1].is_alphanumeric()) {
+            let mut n = String::new();
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
+                n.push(chars[i]);
+                i += 1;
+            }
+            let n = n.trim_end_matches('.').to_string();
+            parts.push(format!("{}{n}", pending.take().unwrap_or_default()));
+            continue;
+        }
+        i += 1;
+    }
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let mut out = vec![Value::from(parts.join(", "))];
+    if parts.len() > 1 {
+        out.push(Value::from(parts.join(" ")));
+    }
+    Some(out)
+}
+
+/// `"argocd-operator@v0.6.0"` at `p`: the first part stays, the second goes to an absent
+/// sibling string property (`version`).
+fn split_to_sibling(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
+    let Value::String(s) = value else {
+        return Vec::new();
+    };
+    let Some((parent, _)) = pointer::split_last(p) else {
+        return Vec::new();
+    };
+    let Some(parent_node) = schema::node_at(sources.schema, parent) else {
+        return Vec::new();
+    };
+    let Some(properties) = parent_node.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for sep in ['@', ':', ' '] {
+        let Some((head, tail)) = s.split_once(sep) else {
+            continue;
+        };
+        let (head, tail) = (head.trim(), tail.trim());
+        if head.is_empty() || tail.is_empty() {
+            continue;
+        }
+        for (name, child) in properties {
+            let sibling = pointer::push(parent, name);
+            if sibling == p
+                || schema::type_of(child) != "string"
+                || sources.given.pointer(&sibling).is_some()
+            {
+                continue;
+            }
+            out.push(vec![
+                Edit::Set(p.to_string(), Value::from(head)),
+                Edit::Set(sibling, Value::from(tail)),
+            ]);
+        }
+    }
+    out
+}
+
+/// Values for a missing value at `p`, from the user's own text: fields of the same name
+/// elsewhere (and their words), the old object's value, labels and annotations (and their
+/// words), the object's name.
+fn fill_values(sources: &Sources, p: &str, node: &Value, depth: usize) -> Vec<Value> {
+    let name = pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
+    match schema::type_of(node) {
+        "object" if depth < 2 => {
+            // The required children, each filled; one candidate per value of the first.
+            let required: Vec<&str> = schema::required(node).collect();
+            if required.is_empty() || required.len() > 2 {
+                return Vec::new();
+            }
+            let mut out: Vec<Value> = vec![Value::Object(Map::new())];
+            for r in required {
+                let Some(child) = schema::child(node, r) else {
+                    return Vec::new();
+                };
+                let values = fill_values(sources, &pointer::push(p, r), child, depth + 1);
+                let mut next = Vec::new();
+                for base in &out {
+                    for v in values.iter().take(4) {
+                        let mut o = base.clone();
+                        if let Some(map) = o.as_object_mut() {
+                            map.insert(r.to_string(), v.clone());
+                        }
+                        next.push(o);
+                    }
+                }
+                out = next;
+            }
+            out
+        }
+        "string" | "" => {
+            let mut texts: Vec<String> = Vec::new();
+            if let Some(old) = sources
+                .old_object
+                .and_then(|o| o.pointer(p))
+                .and_then(Value::as_str)
+            {
+                texts.push(old.to_string());
+            }
+            for (at, text) in strings(sources.given, "") {
+                let leaf = pointer::split_last(&at).map(|(_, n)| n).unwrap_or_default();
+                if at != p && similar_name(&leaf, &name) {
+                    texts.push(text.to_string());
+                }
+            }
+            for key in ["labels", "annotations"] {
+                if let Some(map) = sources
+                    .given
+                    .get("metadata")
+                    .and_then(|m| m.get(key))
+                    .and_then(Value::as_object)
+                {
+                    texts.extend(
+                        map.iter()
+                            .filter(|(k, _)| k.as_str() != crate::guardrails::REPAIR_ANNOTATION)
+                            .filter_map(|(_, v)| v.as_str().map(str::to_string)),
+                    );
+                }
+            }
+            if let Some(n) = sources
+                .given
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+            {
+                texts.push(n.to_string());
+            }
+            let mut out: Vec<Value> = Vec::new();
+            for t in &texts {
+                if t.chars().count() <= MAX_SPLIT_CHARS {
+                    out.push(Value::from(t.as_str()));
+                    out.extend(words(t).into_iter().map(Value::from));
+                }
+            }
+            let mut unique: Vec<Value> = Vec::new();
+            for v in out {
+                if !unique.contains(&v) && v.as_str().is_some_and(|s| !s.trim().is_empty()) {
+                    unique.push(v);
+                }
+            }
+            unique.truncate(MAX_OPTIONS_PER_ERROR * 2);
+            unique
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Every string leaf of the object's spec-like part (not metadata), with its pointer.
+fn strings<'v>(v: &'v Value, at: &str) -> Vec<(String, &'v str)> {
+    let mut out = Vec::new();
+    let mut stack = vec![(at.to_string(), v, 0usize)];
+    while let Some((p, v, depth)) = stack.pop() {
+        if depth > MAX_SCHEMA_DEPTH * 2 || out.len() > 256 {
+            break;
+        }
+        match v {
+            Value::Object(map) => {
+                for (k, c) in map {
+                    if depth == 0 && (k == "metadata" || k == "apiVersion" || k == "kind") {
+                        continue;
+                    }
+                    stack.push((pointer::push(&p, k), c, depth + 1));
+                }
+            }
+            Value::String(s) => out.push((p, s.as_str())),
+            _ => {}
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Same name up to case and separators, one a plural of the other, or one ending in the
+/// other (`installNamespace` / `namespace`).
+fn similar_name(a: &str, b: &str) -> bool {
+    let (ca, cb) = (crate::nearest::canonical(a), crate::nearest::canonical(b));
+    if ca.is_empty() || cb.is_empty() {
+        return false;
+    }
+    ca == cb
+        || format!("{ca}s") == cb
+        || format!("{cb}s") == ca
+        || (cb.len() >= 4 && ca.ends_with(&cb))
+        || (ca.len() >= 4 && cb.ends_with(&ca))
+}
+
+/// An unknown field: removed, or moved to an absent property of a similar name elsewhere in
+/// the schema (wrapped in a list when that property is one), with its words as values too.
+fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
+    let name = pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
+    let mut out: Vec<Resolution> = Vec::new();
+    let mut targets: Vec<(String, &Value)> = Vec::new();
+    schema_properties(sources.schema, "", 0, &mut |at, node| {
+        let leaf = pointer::split_last(at).map(|(_, n)| n).unwrap_or_default();
+        if at != p && similar_name(&name, &leaf) && sources.given.pointer(at).is_none() {
+            targets.push((at.to_string(), node));
+        }
+    });
+    for (target, node) in targets {
+        let remove = Edit::Remove(p.to_string());
+        let mut values = vec![value.clone()];
+        values.extend(rewrites(value, node));
+        for v in values {
+            let v = match (schema::type_of(node), &v) {
+                ("array", Value::Array(_)) | (_, Value::Object(_)) => v,
+                ("array", _) => Value::Array(vec![v]),
+                (_, Value::Array(_)) => continue,
+                _ => v,
+            };
+            out.push(vec![remove.clone(), Edit::Set(target.clone(), v)]);
+        }
+    }
+    out.truncate(MAX_OPTIONS_PER_ERROR - 1);
+    out.push(vec![Edit::Remove(p.to_string())]);
+    out
+}
+
+/// Calls `f` with the pointer and node of every property the schema declares (through
+/// `properties` only), depth-first in the schema's order.
+fn schema_properties<'s>(
+    node: &'s Value,
+    at: &str,
+    depth: usize,
+    f: &mut dyn FnMut(&str, &'s Value),
+) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    if let Some(properties) = node.get("properties").and_then(Value::as_object) {
+        for (name, child) in properties {
+            let p = pointer::push(at, name);
+            f(&p, child);
+            schema_properties(child, &p, depth + 1, f);
+        }
+    }
+}
+
+/// A rule on an object that its message says needs a child (`"catalog is required when
+/// sourceType is Catalog"`): that child, filled like a missing required value.
+fn missing_children(sources: &Sources, p: &str, errors: &[FieldError]) -> Vec<Resolution> {
+    let Some(node) = schema::node_at(sources.schema, p) else {
+        return Vec::new();
+    };
+    let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let messages: Vec<&str> = errors
+        .iter()
+        .filter(|e| e.pointer == p)
+        .map(|e| e.message.as_str())
+        .collect();
+    let mut out = Vec::new();
+    for (name, child) in properties {
+        let at = pointer::push(p, name);
+        if sources.given.pointer(&at).is_some()
+            || !messages.iter().any(|m| words(m).iter().any(|w| w == name))
+        {
+            continue;
+        }
+        out.extend(
+            fill_values(sources, &at, child, 0)
+                .into_iter()
+                .map(|v| vec![Edit::Set(at.clone(), v)]),
+        );
+    }
+    out
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The changes from `given` to `candidate`, one line each, for the model to read.
+pub fn describe(given: &Value, candidate: &Value) -> Vec<String> {
+    json_patch::diff(given, candidate)
+        .0
+        .iter()
+        .map(|op| match op {
+            json_patch::PatchOperation::Add(a) => {
+                format!("add {} = {}", a.path, crate::text::quote(&a.value, 120))
+            }
+            json_patch::PatchOperation::Replace(r) => {
+                format!("set {} = {}", r.path, crate::text::quote(&r.value, 120))
+            }
+            json_patch::PatchOperation::Remove(r) => format!("remove {}", r.path),
+            json_patch::PatchOperation::Move(m) => format!("move {} to {}", m.from, m.path),
+            json_patch::PatchOperation::Copy(c) => format!("copy {} to {}", c.from, c.path),
+            json_patch::PatchOperation::Test(t) => format!("test {}", t.path),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn operators_and_numbers_are_rejoined() {
+        assert_eq!(
+            operator_ranges(">= 1.2 AND < 2"),
+            Some(vec![json!(">=1.2, <2"), json!(">=1.2 <2")])
+        );
+        assert_eq!(
+            operator_ranges("1.4 or any later patch"),
+            Some(vec![json!("1.4")])
+        );
+        assert_eq!(operator_ranges("latest"), None);
+        assert_eq!(operator_ranges("v0.6.0"), Some(vec![json!("v0.6.0")]));
+    }
+
+    #[test]
+    fn words_keep_names_and_versions_whole() {
+        assert_eq!(
+            words("cert-manager (create it if missing)"),
+            vec!["cert-manager", "create", "it", "if", "missing"]
+        );
+        assert_eq!(
+            words("Deploys Argo CD into the argocd-system namespace."),
+            vec![
+                "Deploys",
+                "Argo",
+                "CD",
+                "into",
+                "the",
+                "argocd-system",
+                "namespace"
+            ]
+        );
+    }
+
+    #[test]
+    fn similar_names() {
+        assert!(similar_name("channel", "channels"));
+        assert!(similar_name("installNamespace", "namespace"));
+        assert!(similar_name("package_name", "packageName"));
+        assert!(!similar_name("name", "namespace"));
+        assert!(!similar_name("version", "channels"));
+    }
+
+    #[test]
+    fn best_first_enumerates_low_index_sums_first_and_is_bounded() {
+        let g = |n: usize| vec![vec![Edit::Remove("/a".into())]; n];
+        let order = best_first(&[g(2), g(3)], 100);
+        assert_eq!(order[0], vec![0, 0]);
+        assert_eq!(order.len(), 6);
+        assert!(order[1..3].contains(&vec![1, 0]) && order[1..3].contains(&vec![0, 1]));
+        assert_eq!(
+            best_first(&(0..6).map(|_| g(8)).collect::<Vec<_>>(), 10).len(),
+            10
+        );
+        assert!(best_first(&[g(2), vec![]], 10).is_empty());
+    }
+
+    #[test]
+    fn edits_apply_sets_then_removals_and_refuse_conflicts() {
+        let given = json!({"spec": {"a": "x", "list": [1, 2, 3]}});
+        let set = Edit::Set("/spec/b/c".into(), json!("x"));
+        let rm = Edit::Remove("/spec/a".into());
+        assert_eq!(
+            apply(&given, &[&set, &rm]),
+            Some(json!({"spec": {"b": {"c": "x"}, "list": [1, 2, 3]}}))
+        );
+        let rm1 = Edit::Remove("/spec/list/0".into());
+        let rm2 = Edit::Remove("/spec/list/2".into());
+        assert_eq!(
+            apply(&given, &[&rm1, &rm2]),
+            Some(json!({"spec": {"a": "x", "list": [2]}}))
+        );
+        let other = Edit::Set("/spec/b/c".into(), json!("y"));
+        assert_eq!(apply(&given, &[&set, &other]), None);
+        let under = Edit::Remove("/spec/b".into());
+        assert_eq!(apply(&given, &[&set, &under]), None);
+    }
+}

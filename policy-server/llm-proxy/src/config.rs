@@ -16,6 +16,36 @@ pub enum JsonMode {
     Off,
 }
 
+/// How a correction's `responseSchema` is put into the upstream request: the backend's
+/// dialect for schema-constrained decoding (see docs/proxy.md, "Structured outputs").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StructuredOutput {
+    /// Never send a schema (a backend that cannot constrain decoding).
+    Off,
+    /// OpenAI Structured Outputs: `response_format` `json_schema`, `strict: true`.
+    Openai,
+    /// llama.cpp's llama-server and llama-cpp-python's server: `response_format`
+    /// `{"type":"json_object","schema":...}`.
+    LlamaCpp,
+    /// vLLM's OpenAI-compatible server: `response_format` `json_schema`.
+    Vllm,
+    /// Ollama's OpenAI-compatible `/v1`: `response_format` `json_schema`.
+    Ollama,
+}
+
+impl StructuredOutput {
+    /// The flag value, also the `dialect` metric label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StructuredOutput::Off => "off",
+            StructuredOutput::Openai => "openai",
+            StructuredOutput::LlamaCpp => "llama-cpp",
+            StructuredOutput::Vllm => "vllm",
+            StructuredOutput::Ollama => "ollama",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     Json,
@@ -99,6 +129,12 @@ pub struct Config {
     /// Ask for `response_format: {"type":"json_object"}`.
     #[arg(long, env = "CRFIX_JSON_MODE", value_enum, default_value = "auto")]
     pub json_mode: JsonMode,
+
+    /// How to ask the backend to constrain answers to the correction's JSON Schema
+    /// (`responseSchema`): in the backend's dialect, replacing JSON mode for that request; `off`
+    /// sends no schema. Requests without a schema are unchanged.
+    #[arg(long, env = "CRFIX_STRUCTURED_OUTPUT", default_value = "off")]
+    pub structured_output: StructuredOutput,
 
     /// Timeout of one upstream attempt.
     #[arg(long, env = "CRFIX_UPSTREAM_TIMEOUT", value_parser = humantime::parse_duration, default_value = "15s")]
@@ -253,6 +289,34 @@ mod tests {
         assert!(!c.json_mode_enabled());
         let c = parse(&["--local-llm-url", "http://x/v1", "--json-mode", "on"]);
         assert!(c.json_mode_enabled());
+    }
+
+    #[test]
+    fn structured_output_dialects_parse_and_default_to_off() {
+        assert_eq!(parse(&[]).structured_output, StructuredOutput::Off);
+        for (value, dialect) in [
+            ("off", StructuredOutput::Off),
+            ("openai", StructuredOutput::Openai),
+            ("llama-cpp", StructuredOutput::LlamaCpp),
+            ("vllm", StructuredOutput::Vllm),
+            ("ollama", StructuredOutput::Ollama),
+        ] {
+            let c = parse(&["--structured-output", value]);
+            assert_eq!(c.structured_output, dialect);
+            assert_eq!(dialect.as_str(), value);
+        }
+        let mut all = vec![
+            "crfix-llm-proxy",
+            "--tls-cert-file",
+            "c",
+            "--tls-private-key-file",
+            "k",
+        ];
+        for bad in ["llama.cpp", "llamacpp", "json_schema", ""] {
+            all.extend_from_slice(&["--structured-output", bad]);
+            assert!(Config::try_parse_from(&all).is_err(), "{bad:?}");
+            all.truncate(5);
+        }
     }
 
     #[test]

@@ -50,6 +50,11 @@ pub struct ResultLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DialectLabels {
+    pub dialect: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct UserLabels {
     pub user: String,
 }
@@ -83,6 +88,7 @@ pub struct Metrics {
     pub user_requests: Family<UserOutcomeLabels, Counter>,
     pub tls_reloads: Family<ResultLabels, Counter>,
     pub user_tokens: Family<UserLabels, Counter>,
+    pub structured_requests: Family<DialectLabels, Counter>,
     /// Users that have their own label value (at most `max_user_labels`).
     user_labels: Mutex<HashSet<String>>,
     max_user_labels: usize,
@@ -125,6 +131,7 @@ impl Metrics {
             user_requests: Family::default(),
             tls_reloads: Family::default(),
             user_tokens: Family::default(),
+            structured_requests: Family::default(),
             user_labels: Mutex::new(HashSet::new()),
             max_user_labels: max_users,
             registry: Registry::default(),
@@ -240,6 +247,11 @@ impl Metrics {
             "LLM tokens (prompt + completion) spent by user; users beyond --metrics-max-users are counted as user=\"other\"",
             m.user_tokens.clone(),
         );
+        registry.register(
+            "crfix_proxy_structured_requests",
+            "Upstream calls that asked the LLM to follow the correction's JSON Schema, by --structured-output dialect",
+            m.structured_requests.clone(),
+        );
         Metrics { registry, ..m }
     }
 
@@ -280,6 +292,15 @@ impl Metrics {
                 user: self.user_label(user),
             })
             .inc_by(tokens);
+    }
+
+    /// One upstream call sent with the request's JSON Schema in `dialect` (a fixed flag value).
+    pub fn count_structured_request(&self, dialect: &str) {
+        self.structured_requests
+            .get_or_create(&DialectLabels {
+                dialect: dialect.to_string(),
+            })
+            .inc();
     }
 
     pub fn count_request(&self, outcome: &str) {

@@ -209,6 +209,7 @@ pub fn build_state(config: &Config) -> anyhow::Result<Arc<AppState>> {
             base_url: base_url.to_string(),
             model: config.model.clone(),
             json_mode: config.json_mode_enabled(),
+            structured_output: config.structured_output,
             key,
             key_required: !local,
             attempt_timeout: config.upstream_timeout,
@@ -290,6 +291,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         upstream = %display_host(config.upstream_base().0),
         model = %config.model,
         json_mode = config.json_mode_enabled(),
+        structured_output = config.structured_output.as_str(),
         client_auth,
         "crfix-llm-proxy serving"
     );

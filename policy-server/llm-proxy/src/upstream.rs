@@ -11,8 +11,12 @@ use reqwest::StatusCode;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::config::StructuredOutput;
 use crate::key::{ApiKey, KeySource};
 use crate::metrics::Metrics;
+
+/// The `name` of the schema in the `json_schema` dialects (OpenAI requires one, vLLM too).
+pub const SCHEMA_NAME: &str = "crfix_answer";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
@@ -67,6 +71,7 @@ pub struct Upstream {
     url: String,
     model: String,
     json_mode: bool,
+    structured_output: StructuredOutput,
     key: KeySource,
     key_required: bool,
     attempt_timeout: Duration,
@@ -114,6 +119,7 @@ pub struct UpstreamOptions {
     pub base_url: String,
     pub model: String,
     pub json_mode: bool,
+    pub structured_output: StructuredOutput,
     pub key: KeySource,
     pub key_required: bool,
     pub attempt_timeout: Duration,
@@ -136,6 +142,7 @@ impl Upstream {
             ),
             model: options.model,
             json_mode: options.json_mode,
+            structured_output: options.structured_output,
             key: options.key,
             key_required: options.key_required,
             attempt_timeout: options.attempt_timeout,
@@ -169,7 +176,16 @@ impl Upstream {
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
         });
-        if self.json_mode {
+        let structured = request
+            .response_schema
+            .as_ref()
+            .and_then(|schema| response_format(self.structured_output, schema));
+        if let Some(format) = structured {
+            // The schema says more than JSON mode: it replaces it.
+            body["response_format"] = format;
+            self.metrics
+                .count_structured_request(self.structured_output.as_str());
+        } else if self.json_mode {
             body["response_format"] = json!({"type": "json_object"});
         }
         let auth = key.as_ref().and_then(|k| k.bearer_header());
@@ -340,6 +356,33 @@ impl Upstream {
     }
 }
 
+/// The `response_format` that asks `dialect`'s backend to constrain decoding to `schema`, or
+/// `None` for `off`. The schema is forwarded as it is: the token it came in is size-limited,
+/// and the backend judges what it can compile (a refusal comes back as an HTTP error).
+pub fn response_format(
+    dialect: StructuredOutput,
+    schema: &serde_json::Value,
+) -> Option<serde_json::Value> {
+    match dialect {
+        StructuredOutput::Off => None,
+        // OpenAI Structured Outputs: strict, so the answer always matches (the schema must be
+        // in OpenAI's strict subset, or OpenAI refuses the request with HTTP 400).
+        StructuredOutput::Openai => Some(json!({
+            "type": "json_schema",
+            "json_schema": {"name": SCHEMA_NAME, "strict": true, "schema": schema},
+        })),
+        // The one shape both llama.cpp's llama-server and llama-cpp-python's server turn into
+        // a grammar: llama-cpp-python admits only "text" and "json_object" (a "json_schema"
+        // type gets HTTP 500).
+        StructuredOutput::LlamaCpp => Some(json!({"type": "json_object", "schema": schema})),
+        // vLLM and Ollama read `json_schema.schema` and enforce it without `strict`.
+        StructuredOutput::Vllm | StructuredOutput::Ollama => Some(json!({
+            "type": "json_schema",
+            "json_schema": {"name": SCHEMA_NAME, "schema": schema},
+        })),
+    }
+}
+
 fn parse_answer(bytes: &[u8]) -> Result<Answer, UpstreamError> {
     let response: ChatResponse = serde_json::from_slice(bytes)
         .map_err(|_| UpstreamError::BadAnswer("not an OpenAI chat completion".into()))?;
@@ -395,6 +438,36 @@ mod tests {
             parse_answer(br#"{"choices":[{"message":{"content":null}}]}"#),
             Err(UpstreamError::BadAnswer(_))
         ));
+    }
+
+    #[test]
+    fn response_format_per_dialect() {
+        let schema = json!({"type": "object", "required": ["ops"], "properties": {"ops": {"type": "array"}}});
+        assert_eq!(response_format(StructuredOutput::Off, &schema), None);
+        assert_eq!(
+            response_format(StructuredOutput::Openai, &schema),
+            Some(
+                json!({"type": "json_schema", "json_schema": {"name": "crfix_answer", "strict": true, "schema": schema}})
+            )
+        );
+        assert_eq!(
+            response_format(StructuredOutput::LlamaCpp, &schema),
+            Some(json!({"type": "json_object", "schema": schema}))
+        );
+        for dialect in [StructuredOutput::Vllm, StructuredOutput::Ollama] {
+            assert_eq!(
+                response_format(dialect, &schema),
+                Some(
+                    json!({"type": "json_schema", "json_schema": {"name": "crfix_answer", "schema": schema}})
+                )
+            );
+        }
+        // Odd schemas are forwarded untouched.
+        let odd = json!({"$ref": "#/nope", "x-\u{0}": [null, 1e308, {"": {}}]});
+        assert_eq!(
+            response_format(StructuredOutput::LlamaCpp, &odd).unwrap()["schema"],
+            odd
+        );
     }
 
     #[test]

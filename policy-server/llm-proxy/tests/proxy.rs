@@ -5,7 +5,10 @@ mod common;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use common::{free_port, metric, token, token_for_user, ClientCa, Pki, Proxy, ProxyBuilder, Road};
+use common::{
+    free_port, metric, token, token_for_user, token_with_schema, ClientCa, Pki, Proxy,
+    ProxyBuilder, Road,
+};
 use fake_llm::{FakeLlm, Reply};
 use reqwest::blocking::Response;
 use serde_json::Value;
@@ -1399,4 +1402,209 @@ fn cluster_request_header_ca_is_reread_from_the_configmap() {
     });
     assert!(served_certificate(&pki, &proxy, &new_ca.allowed_client).is_ok());
     assert!(api.reads() >= 2, "read at start and again: {}", api.reads());
+}
+
+/// The JSON Schema a correction's answer must satisfy, as the policy would send it.
+fn answer_schema() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["ops"],
+        "properties": {
+            "ops": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["op", "path", "value"],
+                    "properties": {
+                        "op": {"enum": ["replace", "add", "remove"]},
+                        "path": {"type": "string", "enum": ["/spec/namespace", "/spec/source"]},
+                        "value": {"type": ["string", "null"]}
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// The whole upstream body the proxy sends for `text` (test-model, 256 tokens, temperature 0),
+/// with this `response_format` if any.
+fn upstream_body(text: &str, response_format: Option<&Value>) -> Value {
+    let mut body = serde_json::json!({
+        "model": "test-model",
+        "messages": [
+            {"role": "system", "content": "You repair Kubernetes objects. Answer with JSON."},
+            {"role": "user", "content": text},
+        ],
+        "max_tokens": 256,
+        "temperature": 0.0,
+    });
+    if let Some(format) = response_format {
+        body["response_format"] = format.clone();
+    }
+    body
+}
+
+#[test]
+fn structured_output_sends_the_schema_in_each_backend_dialect() {
+    let schema = answer_schema();
+    let json_schema = |strict: bool| {
+        let mut inner = serde_json::json!({"name": "crfix_answer", "schema": schema});
+        if strict {
+            inner["strict"] = Value::Bool(true);
+        }
+        serde_json::json!({"type": "json_schema", "json_schema": inner})
+    };
+    let dialects = [
+        ("openai", Some(json_schema(true))),
+        (
+            "llama-cpp",
+            Some(serde_json::json!({"type": "json_object", "schema": schema})),
+        ),
+        ("vllm", Some(json_schema(false))),
+        ("ollama", Some(json_schema(false))),
+        ("off", None),
+    ];
+    let answer = r#"{"ops":[{"op":"replace","path":"/spec/namespace","value":"fixed"}]}"#;
+    for (dialect, format) in dialects {
+        let Road {
+            pki: _pki,
+            llm,
+            proxy,
+            client,
+        } = Road::start(&[("--structured-output", dialect)]);
+        llm.set_default(Reply::content(answer));
+
+        // A correction with a schema: the proxy asks in the backend's dialect.
+        let with_schema = token_with_schema("fix spec.namespace", &schema);
+        let (code, body) = json(
+            client
+                .get(proxy.correction_url(&with_schema))
+                .send()
+                .unwrap(),
+        );
+        assert_eq!(code, 200, "{dialect}: {body}");
+        assert_eq!(body["status"]["content"], answer, "{dialect}");
+        // Without one: the request is what it always was.
+        let (code, body) = json(
+            client
+                .get(proxy.correction_url(&token("fix spec.namespace")))
+                .send()
+                .unwrap(),
+        );
+        assert_eq!(code, 200, "{dialect}: {body}");
+        assert_eq!(body["status"]["content"], answer, "{dialect}");
+
+        let sent = llm.requests();
+        assert_eq!(sent.len(), 2, "{dialect}");
+        assert_eq!(
+            sent[0].body,
+            upstream_body("fix spec.namespace", format.as_ref()),
+            "{dialect}: with a schema"
+        );
+        assert_eq!(
+            sent[1].body,
+            upstream_body("fix spec.namespace", None),
+            "{dialect}: without a schema"
+        );
+
+        let metrics = client
+            .get(proxy.url("/metrics"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap();
+        let counted = metric(
+            &metrics,
+            &format!(r#"crfix_proxy_structured_requests_total{{dialect="{dialect}"}}"#),
+        );
+        let expected = if format.is_some() { 1.0 } else { 0.0 };
+        assert_eq!(counted, expected, "{dialect}: {metrics}");
+        assert!(
+            !metrics.contains(r#"crfix_proxy_structured_requests_total{dialect="off"}"#),
+            "{metrics}"
+        );
+        let started = log_events(&proxy.logs(), "crfix-llm-proxy serving");
+        assert_eq!(
+            started.first().map(|e| e["structured_output"].clone()),
+            Some(Value::from(dialect)),
+            "{}",
+            proxy.logs()
+        );
+    }
+}
+
+#[test]
+fn structured_output_replaces_json_mode_and_forwards_odd_schemas() {
+    let pki = Pki::new();
+    let llm = FakeLlm::start_blocking().unwrap();
+    let client = pki.client(Some(&pki.allowed_client));
+    let json_object = serde_json::json!({"type": "json_object"});
+    let schema = answer_schema();
+
+    // JSON mode on, dialect from the environment: a schema replaces json_object; without a
+    // schema json_object stays.
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .arg("--json-mode", "on")
+        .env("CRFIX_STRUCTURED_OUTPUT", "llama-cpp")
+        .start();
+    for t in [token_with_schema("a", &schema), token("a")] {
+        let (code, body) = json(client.get(proxy.correction_url(&t)).send().unwrap());
+        assert_eq!(code, 200, "{body}");
+    }
+    // Odd but valid schemas are forwarded unchanged: unknown keywords, empty and non-ASCII
+    // keys, huge numbers, deep nesting, a dangling $ref.
+    let mut deep = serde_json::json!({"type": "string"});
+    for _ in 0..40 {
+        deep = serde_json::json!({"type": "object", "properties": {"x": deep}});
+    }
+    let odd = serde_json::json!({
+        "$ref": "#/definitions/missing",
+        "x-crfix": [null, 1e300, -0.5, {"": {}}],
+        "properties": {"": {"const": "\u{0}"}, "名前": {"type": "string"}, "deep": deep},
+    });
+    let (code, body) = json(
+        client
+            .get(proxy.correction_url(&token_with_schema("b", &odd)))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(code, 200, "{body}");
+    let sent = llm.requests();
+    assert_eq!(sent.len(), 3);
+    assert_eq!(
+        sent[0].body["response_format"],
+        serde_json::json!({"type": "json_object", "schema": schema})
+    );
+    assert_eq!(sent[1].body["response_format"], json_object);
+    assert_eq!(
+        sent[2].body["response_format"],
+        serde_json::json!({"type": "json_object", "schema": odd})
+    );
+    drop(proxy);
+
+    // Dialect off (the default) with JSON mode on: the schema is dropped, JSON mode stays.
+    llm.reset();
+    let proxy = ProxyBuilder::new(&pki, &llm.base_url())
+        .arg("--json-mode", "on")
+        .start();
+    let (code, body) = json(
+        client
+            .get(proxy.correction_url(&token_with_schema("c", &schema)))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(llm.requests()[0].body["response_format"], json_object);
+    let metrics = client
+        .get(proxy.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        !metrics.contains("crfix_proxy_structured_requests_total{"),
+        "{metrics}"
+    );
 }

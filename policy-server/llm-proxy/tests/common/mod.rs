@@ -5,6 +5,13 @@ pub use proxy_harness::{
     free_port, metric, token, token_for_user, write_file, ClientCa, Pki, Proxy, ALLOWED_CN,
 };
 
+/// The token of [`token`]`(text)` whose request carries `schema` as its `responseSchema`.
+pub fn token_with_schema(text: &str, schema: &serde_json::Value) -> String {
+    let mut request = correction_api::decode_token(&token(text), usize::MAX).unwrap();
+    request.response_schema = Some(schema.clone());
+    correction_api::encode_token(&request)
+}
+
 pub struct ProxyBuilder;
 
 impl ProxyBuilder {

@@ -16,10 +16,10 @@ use std::sync::Arc;
 
 use ::cel::common::ast::Expr;
 use ::cel::common::types::{
-    CelBool, CelInt, CelOptional, CelString, INT_TYPE, LIST_TYPE, STRING_TYPE,
+    CelBool, CelBytes, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelOptional,
+    CelString, CelUInt, Type, INT_TYPE, LIST_TYPE, STRING_TYPE,
 };
 use ::cel::common::value::{CowVal, Val};
-use ::cel::objects::{Key, Map};
 use ::cel::parser::{Expression, PrattParser};
 use ::cel::{Context, Env, ExecutionError, Value as CelValue};
 use serde_json::Value;
@@ -135,6 +135,9 @@ struct Features {
     /// The rule calls a function (or names something other than `self`/`oldSelf`): the
     /// environment needs the standard library and crfix's functions. Without, it is empty.
     library: bool,
+    /// The rule has two-variable comprehensions: the hidden functions of their lowered form
+    /// ([`k8s_lib::comprehensions`]).
+    comprehensions: bool,
 }
 
 /// Functions of the strings extension.
@@ -161,6 +164,7 @@ const LIST_FUNCTIONS: &[&str] = &[
     "reverse",
     "sort",
     "lists.range",
+    k8s_lib::comprehensions::SORT_BY_KEYS,
 ];
 
 thread_local! {
@@ -197,6 +201,9 @@ fn build_env(features: Features) -> Result<Env, cel::DeclarationError> {
     }
     if features.k8s {
         k8s_lib::register(&mut env)?;
+    }
+    if features.comprehensions {
+        k8s_lib::comprehensions::register(&mut env)?;
     }
     env.add_member_overload(
         "matches",
@@ -490,8 +497,19 @@ enum Body {
 }
 
 struct Cel {
+    /// The parsed rule, with the macros crfix expands in cel-go's form: what the cost bound
+    /// walks.
     expression: Expression,
+    /// What the `cel` crate evaluates, when it differs from `expression` (two-variable
+    /// comprehensions lowered to one variable).
+    lowered: Option<Expression>,
     features: Features,
+}
+
+impl Cel {
+    fn runnable(&self) -> &Expression {
+        self.lowered.as_ref().unwrap_or(&self.expression)
+    }
 }
 
 /// The rule forms with a shortcut: they are the bulk of generated CRDs' rules (kubebuilder's
@@ -582,13 +600,20 @@ const ENV_FREE_OPERATORS: &[&str] = &[
 /// millisecond initialising itself in every fresh instance); also says whether it is a
 /// transition rule.
 fn compile_cel(rule: &str) -> Result<(Cel, bool), String> {
-    let expression = PrattParser::new()
+    let mut expression = PrattParser::new()
         .enable_optional_syntax(true)
         .max_recursion_depth(64)
         .max_expression_node_count(10_000)
         .parse(rule)
         .map_err(|e| format!("cannot compile: {}", one_line(&e.to_string())))?;
-    let references = expression.references();
+    // The Pratt parser expands only the standard macros: cel-go's two-variable
+    // comprehensions and `sortBy` are expanded here.
+    let expanded = (rule.contains("sortBy") || rule.contains("transform") || rule.contains(','))
+        && k8s_lib::comprehensions::expand(&mut expression)
+            .map_err(|e| format!("cannot compile: {e}"))?;
+    let lowered = expanded.then(|| k8s_lib::comprehensions::lower(&expression));
+    let runnable = lowered.as_ref().unwrap_or(&expression);
+    let references = runnable.references();
     let functions = references.functions();
     let features = Features {
         strings: functions.iter().any(|f| STRING_FUNCTIONS.contains(f)),
@@ -605,12 +630,14 @@ fn compile_cel(rule: &str) -> Result<(Cel, bool), String> {
                 .variables()
                 .iter()
                 .all(|v| matches!(*v, "self" | "oldSelf")),
+        comprehensions: functions.contains(&k8s_lib::comprehensions::ENTRIES),
     };
     let transition = references.has_variable("oldSelf");
     drop(references);
     Ok((
         Cel {
             expression,
+            lowered,
             features,
         },
         transition,
@@ -749,7 +776,7 @@ fn evaluate_cel(rule: &Cel, schema: &Value, value: &Value, old: OldSelf<'_>) -> 
         optional: rule.features.optional || matches!(old, OldSelf::Optional(_)),
         ..rule.features
     };
-    match run(&rule.expression, features, schema, value, old) {
+    match run(rule.runnable(), features, schema, value, old) {
         Ok(CelValue::Bool(true)) => RuleResult::Pass,
         Ok(CelValue::Bool(false)) => RuleResult::Fail,
         Ok(other) => RuleResult::Unsupported(format!(
@@ -765,11 +792,14 @@ impl Shortcut {
     /// decide (the caller then evaluates the rule with CEL).
     fn evaluate(&self, schema: &Value, value: &Value) -> Option<RuleResult> {
         match self {
-            // `self` binds a JSON string as a CEL string whatever its schema.
+            // `self` binds a JSON string as a CEL string unless its `format` types it.
             Shortcut::Matches(pattern) => {
                 let Value::String(text) = value else {
                     return None;
                 };
+                if typed_format(schema).is_some() {
+                    return None;
+                }
                 Some(match compiled_regex("matches", pattern) {
                     Ok(re) if re.is_match(text) => RuleResult::Pass,
                     Ok(_) => RuleResult::Fail,
@@ -780,7 +810,7 @@ impl Shortcut {
                 let Value::Object(map) = value else {
                     return None;
                 };
-                // `to_cel` refuses values nested too deeply: left to CEL to say so.
+                // `to_val` refuses values nested too deeply: left to CEL to say so.
                 if nested_deeper_than(value, MAX_CONVERT_DEPTH) {
                     return None;
                 }
@@ -818,7 +848,7 @@ pub fn evaluate_message(
         optional: rule.features.optional || matches!(old, OldSelf::Optional(_)),
         ..rule.features
     };
-    match run(&rule.expression, features, schema, value, old) {
+    match run(rule.runnable(), features, schema, value, old) {
         Ok(CelValue::String(s)) => Ok(s.to_string()),
         Ok(other) => Err(format!(
             "messageExpression evaluated to {:?}, not a string",
@@ -835,27 +865,31 @@ fn run(
     value: &Value,
     old: OldSelf<'_>,
 ) -> Result<CelValue, ExecutionError> {
+    let mut typed = false;
+    let self_val = to_val(value, schema, 0, &mut typed)?;
+    let old_val = match old {
+        OldSelf::Absent => None,
+        OldSelf::Value(old) => Some(to_val(old, schema, 0, &mut typed)?),
+        OldSelf::Optional(None) => Some(Box::new(CelOptional::none()) as Box<dyn Val>),
+        OldSelf::Optional(Some(old)) => {
+            Some(Box::new(CelOptional::of(to_val(old, schema, 0, &mut typed)?)) as Box<dyn Val>)
+        }
+    };
+    // A duration or timestamp the schema made needs their functions (`getHours`, `string`, …).
+    let features = if typed {
+        Features {
+            k8s: true,
+            library: true,
+            ..features
+        }
+    } else {
+        features
+    };
     let env = env(features).map_err(|e| ExecutionError::function_error("env", e))?;
     let mut ctx = Context::with_env(env);
-    ctx.add_variable_from_value("self", to_cel(value, schema, 0)?);
-    match old {
-        OldSelf::Absent => {}
-        OldSelf::Value(old) => ctx.add_variable_from_value("oldSelf", to_cel(old, schema, 0)?),
-        OldSelf::Optional(old) => {
-            let opt = match old {
-                None => CelOptional::none(),
-                Some(old) => {
-                    let boxed: Box<dyn Val> = to_cel(old, schema, 0)?.try_into().map_err(|_| {
-                        ExecutionError::function_error(
-                            "oldSelf",
-                            format!("{UNSUPPORTED}cannot bind oldSelf"),
-                        )
-                    })?;
-                    CelOptional::of(boxed)
-                }
-            };
-            ctx.add_variable_as_val("oldSelf", Box::new(opt));
-        }
+    ctx.add_variable_as_val("self", self_val);
+    if let Some(old) = old_val {
+        ctx.add_variable_as_val("oldSelf", old);
     }
     CelValue::resolve(expression, &ctx).map_err(|e| first_error(expression, &ctx, e, 0))
 }
@@ -950,9 +984,83 @@ fn cel_go_text(error: &ExecutionError) -> Option<String> {
 }
 
 /// The API server's error for a rule that failed at run time: cel-go's error, then the rule
-/// as it names it (`shown`: the rule's message, else the rule).
+/// as it names it (`shown`: the rule's message, else the rule); a missing overload in its own
+/// words.
 pub fn runtime_error_message(error: &str, shown: &str) -> String {
+    if error.starts_with(NO_SUCH_OVERLOAD) {
+        return format!(
+            "'{error}': call arguments did not match a supported operator, function or macro \
+             signature for rule: {shown}"
+        );
+    }
     format!("{error} evaluating rule: {shown}")
+}
+
+/// cel-go's error when no overload of an operator takes the values it was given.
+const NO_SUCH_OVERLOAD: &str = "no such overload";
+
+/// Operators the interpreter implements for every value CEL has, as cel-go does: on these
+/// types a missing overload is the values' fault, as in the API server (where only values
+/// typed `dyn`, int-or-string and unknown fields, get past its type check).
+const CHECKED_OPERATORS: &[&str] = &[
+    "_<_", "_<=_", "_>_", "_>=_", "_+_", "_-_", "_*_", "_/_", "_%_", "-_", "!_",
+];
+const CORE_TYPES: &[&str] = &[
+    "int",
+    "uint",
+    "double",
+    "string",
+    "bool",
+    "bytes",
+    "null_type",
+    "list",
+    "map",
+];
+
+/// The CEL type of a value of one of [`CORE_TYPES`].
+fn core_type(value: &CelValue) -> Option<&'static str> {
+    Some(match value {
+        CelValue::Int(_) => "int",
+        CelValue::UInt(_) => "uint",
+        CelValue::Float(_) => "double",
+        CelValue::String(_) => "string",
+        CelValue::Bytes(_) => "bytes",
+        CelValue::Bool(_) => "bool",
+        CelValue::Null => "null_type",
+        CelValue::List(_) => "list",
+        CelValue::Map(_) => "map",
+        _ => return None,
+    })
+}
+
+/// Whether `error` is a missing overload the API server reports too: an operator of
+/// [`CHECKED_OPERATORS`] on values of [`CORE_TYPES`] whose types cel-go does not combine
+/// (numbers compare across types; nothing else mixes).
+fn is_genuine_overload_error(error: &ExecutionError) -> bool {
+    let overload = match error {
+        ExecutionError::NoSuchOverload(overload) => overload,
+        // The interpreter's own arithmetic: cel-go never mixes types there.
+        ExecutionError::UnsupportedBinaryOperator(_, a, b) => {
+            let (a, b) = (core_type(a), core_type(b));
+            return a.is_some() && b.is_some() && a != b;
+        }
+        _ => return false,
+    };
+    let types = overload.argument_types();
+    let numeric = |t: &String| matches!(t.as_str(), "int" | "uint" | "double");
+    CHECKED_OPERATORS.contains(&overload.function())
+        && types.iter().all(|t| CORE_TYPES.contains(&t.as_str()))
+        && match types {
+            [a, b] if ["_<_", "_<=_", "_>_", "_>=_"].contains(&overload.function()) => {
+                a != b && !(numeric(a) && numeric(b))
+            }
+            [a, b] => a != b,
+            [a] => match overload.function() {
+                "-_" => !matches!(a.as_str(), "int" | "double"),
+                _ => a != "bool",
+            },
+            _ => false,
+        }
 }
 
 fn classify(e: ExecutionError) -> RuleResult {
@@ -963,9 +1071,13 @@ fn classify(e: ExecutionError) -> RuleResult {
     if text.contains(UNSUPPORTED) {
         return RuleResult::Unsupported(text.replace(UNSUPPORTED, ""));
     }
+    if is_genuine_overload_error(&e) {
+        return RuleResult::Error(NO_SUCH_OVERLOAD.to_string());
+    }
     match e {
         // The API server type-checks rules when the CRD is written, so a missing overload or
-        // an undeclared function here is crfix's limitation (or its typing of the value).
+        // an undeclared function here is crfix's limitation (or its typing of the value),
+        // except the genuine ones above.
         ExecutionError::NoSuchOverload(_)
         | ExecutionError::UndeclaredReference(_)
         | ExecutionError::NotSupportedAsMethod { .. }
@@ -980,42 +1092,59 @@ fn unsupported_value(what: &str) -> ExecutionError {
     ExecutionError::function_error("self", format!("{UNSUPPORTED}{what}"))
 }
 
-/// A JSON value as the API server hands it to CEL, typed by its schema node.
-pub fn to_cel(value: &Value, schema: &Value, depth: usize) -> Result<CelValue, ExecutionError> {
+/// A JSON value as the API server hands it to CEL, typed by its schema node; `typed` is set
+/// when a string became a duration or a timestamp (its `format`).
+fn to_val(
+    value: &Value,
+    schema: &Value,
+    depth: usize,
+    typed: &mut bool,
+) -> Result<Box<dyn Val + 'static>, ExecutionError> {
     if depth > MAX_CONVERT_DEPTH {
         return Err(unsupported_value("value nested too deeply"));
     }
     let ty = schema.get("type").and_then(Value::as_str).unwrap_or("");
     Ok(match value {
-        Value::Null => CelValue::Null,
-        Value::Bool(b) => CelValue::Bool(*b),
+        Value::Null => Box::new(CelNull),
+        Value::Bool(b) => Box::new(CelBool::from(*b)),
         Value::Number(n) => {
             if ty == "number" {
-                CelValue::Float(n.as_f64().unwrap_or(f64::NAN))
+                Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN)))
             } else if let Some(i) = n.as_i64() {
-                CelValue::Int(i)
+                Box::new(CelInt::from(i))
             } else if let Some(u) = n.as_u64() {
-                CelValue::UInt(u)
+                Box::new(CelUInt::from(u))
             } else {
                 let f = n.as_f64().unwrap_or(f64::NAN);
                 if (ty == "integer" || schema::is_int_or_string(schema))
                     && f.fract() == 0.0
                     && f.abs() < 9.0e15
                 {
-                    CelValue::Int(f as i64)
+                    Box::new(CelInt::from(f as i64))
                 } else {
-                    CelValue::Float(f)
+                    Box::new(CelDouble::from(f))
                 }
             }
         }
-        Value::String(s) => CelValue::String(Arc::new(s.clone())),
+        Value::String(s) => match typed_format(schema) {
+            Some(format) => {
+                let converted = if format == "byte" {
+                    decode_openapi_base64(s).map(|b| Box::new(CelBytes::from(b)) as Box<dyn Val>)
+                } else {
+                    *typed = true;
+                    k8s_lib::format_value(format, s).unwrap_or_else(|| Err(String::new()))
+                };
+                converted.unwrap_or_else(|_| Box::new(Unconverted))
+            }
+            None => Box::new(CelString::from(s.clone())),
+        },
         Value::Array(items) => {
             let item_schema = schema.get("items").unwrap_or(&Value::Null);
-            let mut out = Vec::with_capacity(items.len());
+            let mut out: Vec<Box<dyn Val>> = Vec::with_capacity(items.len());
             for item in items {
-                out.push(to_cel(item, item_schema, depth + 1)?);
+                out.push(to_val(item, item_schema, depth + 1, typed)?);
             }
-            CelValue::List(Arc::new(out))
+            Box::new(CelList::from(out))
         }
         Value::Object(map) => {
             let object_schema = ObjectSchema::of(schema);
@@ -1025,11 +1154,67 @@ pub fn to_cel(value: &Value, schema: &Value, depth: usize) -> Result<CelValue, E
                 let Some(child) = object_schema.child(k) else {
                     continue;
                 };
-                out.insert(Key::from(k.clone()), to_cel(v, child, depth + 1)?);
+                out.insert(
+                    CelMapKey::from(k.clone()),
+                    to_val(v, child, depth + 1, typed)?,
+                );
             }
-            CelValue::Map(Map { map: Arc::new(out) })
+            Box::new(CelMap::from(out))
         }
     })
+}
+
+/// The `format` of a `type: string` schema that the API server hands to CEL as another type
+/// (`duration`, `date`, `date-time`, `byte`).
+fn typed_format(schema: &Value) -> Option<&str> {
+    if schema.get("type").and_then(Value::as_str) != Some("string") {
+        return None;
+    }
+    schema
+        .get("format")
+        .and_then(Value::as_str)
+        .filter(|f| matches!(*f, "duration" | "date" | "date-time" | "byte"))
+}
+
+/// kube-openapi's `strfmt.Base64` decoding of a `format: byte` string, which the API server
+/// hands to CEL: the URL-safe alphabet with padding (a string with `+` or `/`, valid for the
+/// format check, fails there).
+fn decode_openapi_base64(s: &str) -> Result<Vec<u8>, String> {
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    use base64::Engine;
+    const URL: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::URL_SAFE,
+        GeneralPurposeConfig::new()
+            .with_decode_allow_trailing_bits(true)
+            .with_decode_padding_mode(DecodePaddingMode::RequireCanonical),
+    );
+    URL.decode(s).map_err(|e| {
+        let at = match e {
+            base64::DecodeError::InvalidByte(at, _) => format!(" at input byte {at}"),
+            _ => String::new(),
+        };
+        format!("Invalid byte formatted string {s}: illegal base64 data{at}")
+    })
+}
+
+/// A schema-typed string the API server's parser rejects: there the value is an error where
+/// a rule reads it. No function accepts it (the rule is then skipped, never held against the
+/// object); `has()` and being passed over behave as there.
+#[derive(Debug, Clone)]
+struct Unconverted;
+
+static UNCONVERTED_TYPE: Type = Type::new_unspecified_type("unconvertible value");
+
+impl Val for Unconverted {
+    fn get_type(&self) -> &Type {
+        &UNCONVERTED_TYPE
+    }
+    fn cel_type() -> &'static Type {
+        &UNCONVERTED_TYPE
+    }
+    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
+        Box::new(Unconverted)
+    }
 }
 
 /// What an object's schema says about its fields, for CEL.
@@ -1500,7 +1685,7 @@ mod tests {
             RuleResult::Fail,
             "pruned"
         );
-        // Too deep for `to_cel`: the shortcut leaves it to CEL, which says so.
+        // Too deep for `to_val`: the shortcut leaves it to CEL, which says so.
         let deep = (0..90).fold(
             json!({"type": "string"}),
             |s, _| json!({"type": "object", "properties": {"a": s}}),
@@ -1597,5 +1782,213 @@ mod tests {
             RuleResult::Unsupported(_)
         ));
         assert!(compile("self ==").is_err());
+    }
+
+    #[test]
+    fn two_variable_comprehensions_bind_index_or_key_and_value() {
+        let l = json!({"type": "array", "items": {"type": "integer"}});
+        let m = json!({"type": "object", "additionalProperties": {"type": "integer"}});
+        let list = json!([10, 20, 30]);
+        let map = json!({"a": 1, "b": 2});
+        let pass = |rule: &str, schema: &Value, value: &Value| {
+            assert_eq!(
+                eval(rule, schema.clone(), value.clone()),
+                RuleResult::Pass,
+                "{rule}"
+            );
+        };
+        pass("self.all(i, v, v == (i + 1) * 10)", &l, &list);
+        pass("!self.all(i, v, i < 2)", &l, &list);
+        pass("self.exists(i, v, i == 2 && v == 30)", &l, &list);
+        pass("self.existsOne(i, v, v > 15 && i < 2)", &l, &list);
+        pass("!self.exists_one(i, v, v > 15)", &l, &list);
+        pass("self.transformList(i, v, i * v) == [0, 20, 60]", &l, &list);
+        pass("self.transformList(i, v, i > 0, v) == [20, 30]", &l, &list);
+        pass(
+            "self.transformMap(i, v, v / 10) == {0: 1, 1: 2, 2: 3}",
+            &l,
+            &list,
+        );
+        pass(
+            "self.transformMapEntry(i, v, {v: i}) == {10: 0, 20: 1, 30: 2}",
+            &l,
+            &list,
+        );
+        pass("self.all(k, v, k in ['a', 'b'] && v > 0)", &m, &map);
+        pass("self.exists(k, v, k == 'b' && v == 2)", &m, &map);
+        pass(
+            "self.transformMap(k, v, k + string(v)) == {'a': 'a1', 'b': 'b2'}",
+            &m,
+            &map,
+        );
+        pass("self.transformMap(k, v, v > 1, v) == {'b': 2}", &m, &map);
+        pass("self.transformList(k, v, k).sort() == ['a', 'b']", &m, &map);
+        pass(
+            "self.transformMapEntry(k, v, {v: k}) == {1: 'a', 2: 'b'}",
+            &m,
+            &map,
+        );
+        // Nested, the outer variables seen inside; one-variable macros inside two-variable.
+        pass(
+            "self.all(i, v, self.all(j, w, i >= j || v < w)) && self.all(i, v, [v].all(x, x == v))",
+            &l,
+            &list,
+        );
+        // The body's errors are cel-go's.
+        assert_eq!(
+            eval("self.all(i, v, v / i > 0)", l.clone(), list.clone()),
+            RuleResult::Error("division by zero".into())
+        );
+        assert_eq!(
+            eval(
+                "self.transformMapEntry(k, v, {'same': v}).size() == 2",
+                m.clone(),
+                map.clone()
+            ),
+            RuleResult::Error("insert failed: key same already exists".into())
+        );
+        // Not simple names: cel-go's compile error.
+        assert!(compile("self.all(i + 1, v, true)").is_err());
+    }
+
+    #[test]
+    fn sort_by_sorts_by_the_key() {
+        let l = json!({"type": "array", "items": {"type": "object",
+            "properties": {"n": {"type": "string"}, "w": {"type": "integer"}}}});
+        let v = json!([{"n": "b", "w": 2}, {"n": "a", "w": 3}, {"n": "c", "w": 1}]);
+        assert_eq!(
+            eval(
+                "self.sortBy(x, x.w).map(x, x.n) == ['c', 'b', 'a']",
+                l.clone(),
+                v.clone()
+            ),
+            RuleResult::Pass
+        );
+        assert_eq!(
+            eval(
+                "self.sortBy(x, x.n)[0].w == 3 && [3, 1, 2].sortBy(x, -x) == [3, 2, 1]",
+                l,
+                v
+            ),
+            RuleResult::Pass
+        );
+        assert!(compile("{'a': 1}.sortBy(x, x)").is_err());
+    }
+
+    #[test]
+    fn two_variable_comprehensions_cost_as_in_cel_go() {
+        // `all(i, v, p)` over n items: n times the condition and step, as one variable.
+        let list = json!((0..100).collect::<Vec<_>>());
+        let two = compile("self.all(i, v, v >= i)").unwrap();
+        let one = compile("self.all(v, v >= 0)").unwrap();
+        assert_eq!(
+            two.cost_bound(&list, None),
+            one.cost_bound(&list, None) + 100
+        );
+        // A transformMap's map grows by one entry per step: linear, not quadratic.
+        let map = compile("self.transformMap(i, v, v).size() > 0").unwrap();
+        assert!(
+            map.cost_bound(&list, None) < 1_000,
+            "{}",
+            map.cost_bound(&list, None)
+        );
+    }
+
+    #[test]
+    fn strings_typed_by_their_format_as_the_api_server() {
+        let typed = |format: &str| json!({"type": "string", "format": format});
+        let d = typed("duration");
+        for (value, rule) in [
+            ("1h30m", "self == duration('90m')"),
+            ("3 days", "self == duration('72h')"),
+            ("1 week 2h", "self == duration('170h')"),
+            ("2 hours", "self.getMinutes() == 120"),
+        ] {
+            assert_eq!(
+                eval(rule, d.clone(), json!(value)),
+                RuleResult::Pass,
+                "{value}"
+            );
+        }
+        let t = typed("date-time");
+        assert_eq!(
+            eval(
+                "self == timestamp('2024-01-01T10:00:00Z') && string(self) == '2024-01-01T12:00:00+02:00'",
+                t.clone(),
+                json!("2024-01-01T12:00:00+02:00")
+            ),
+            RuleResult::Pass
+        );
+        assert_eq!(
+            eval("self.getHours() == 10", t, json!("2024-01-01T10:00:00")),
+            RuleResult::Pass
+        );
+        assert_eq!(
+            eval(
+                "self == timestamp('2024-02-29T00:00:00Z') && self.getDayOfWeek() == 4",
+                typed("date"),
+                json!("2024-02-29")
+            ),
+            RuleResult::Pass
+        );
+        let b = typed("byte");
+        assert_eq!(
+            eval(
+                "self == b'hello' && size(self) == 5",
+                b.clone(),
+                json!("aGVsbG8=")
+            ),
+            RuleResult::Pass
+        );
+        // `+` is not in the URL alphabet the API server decodes with: its value is an error
+        // there; crfix does not evaluate a rule that reads it ...
+        assert!(matches!(
+            eval("size(self) > 0", b.clone(), json!("a+8=")),
+            RuleResult::Unsupported(_)
+        ));
+        // ... and one that does not read it is evaluated.
+        let o = json!({"type": "object", "properties": {"b": b, "n": {"type": "integer"}}});
+        assert_eq!(
+            eval(
+                "has(self.b) && self.n == 1",
+                o,
+                json!({"b": "a+8=", "n": 1})
+            ),
+            RuleResult::Pass
+        );
+        // The `matches` shortcut leaves a typed string to CEL.
+        assert!(!matches!(
+            eval("self.matches('^1h$')", typed("duration"), json!("1h")),
+            RuleResult::Pass | RuleResult::Fail
+        ));
+    }
+
+    #[test]
+    fn missing_overloads_of_operators_on_dyn_values_are_errors() {
+        let ios = json!({"x-kubernetes-int-or-string": true});
+        assert_eq!(
+            eval("self > 0", ios.clone(), json!("http")),
+            RuleResult::Error("no such overload".into())
+        );
+        assert_eq!(
+            eval("self + 1 == 2", ios.clone(), json!("1")),
+            RuleResult::Error("no such overload".into())
+        );
+        assert_eq!(eval("self > 0", ios, json!(80)), RuleResult::Pass);
+        assert_eq!(
+            runtime_error_message("no such overload", "port must be positive"),
+            "'no such overload': call arguments did not match a supported operator, function \
+             or macro signature for rule: port must be positive"
+        );
+        // A function crfix lacks for a value is crfix's limitation.
+        let s = json!({"type": "string"});
+        assert!(matches!(
+            eval(
+                "timestamp('2024-01-01T00:00:00Z').getHours('Europe/Paris') == 1",
+                s,
+                json!("x")
+            ),
+            RuleResult::Unsupported(_)
+        ));
     }
 }

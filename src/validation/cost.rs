@@ -85,13 +85,13 @@ fn regex_cost(text: u64, pattern: u64) -> u64 {
 /// The bound of a `self.matches('<pattern>')` rule on `value`.
 pub fn matches_bound(value: &Value, pattern: &str) -> u64 {
     let len = Abs::Json(Rc::new(vec![value])).len();
-    1 + regex_cost(len, pattern.chars().count() as u64).saturating_add(1)
+    1 + regex_cost(len, pattern.chars().count() as u64)
 }
 
 /// The estimate of a `self.matches('<pattern>')` rule on any value of `schema`.
 pub fn matches_estimate(schema: &Value, pattern: &str) -> u64 {
     let len = Abs::Schema(schema).len();
-    1 + regex_cost(len, pattern.chars().count() as u64).saturating_add(1)
+    1 + regex_cost(len, pattern.chars().count() as u64)
 }
 
 /// The bound of a `has(self.<field>)` rule.
@@ -232,6 +232,18 @@ impl<'v> Abs<'v> {
                 }
             }
             Abs::Sized(_) | Abs::Int(_) => self.items(),
+        }
+    }
+
+    /// Whether the value may be a string (else a list, a map or another value).
+    fn is_text(&self) -> bool {
+        match self {
+            Abs::Json(values) => values.iter().any(|v| v.is_string()),
+            Abs::Schema(s) => {
+                matches!(schema::type_of(s), "string" | "") || schema::is_int_or_string(s)
+            }
+            Abs::Sized(s) => s.elem.is_none(),
+            Abs::Int(_) => false,
         }
     }
 
@@ -449,7 +461,15 @@ fn walk_call<'v, 'e>(
 ) -> Walk<'v> {
     let mut cost = 0u64;
     let mut target = None;
-    if let Some(t) = &call.target {
+    // `sets.contains(a, b)` is parsed as a call of `contains` on a variable `sets`: a
+    // namespaced function, no receiver.
+    let namespaced = match call.target.as_deref().map(|t| &t.expr) {
+        Some(Expr::Ident(ns)) if NAMESPACES.contains(&ns.as_str()) && scope.get(ns).is_none() => {
+            Some(format!("{ns}.{}", call.func_name))
+        }
+        _ => None,
+    };
+    if let (Some(t), None) = (&call.target, &namespaced) {
         let w = walk(t, scope, depth + 1);
         cost = cost.saturating_add(w.cost);
         target = Some(w.value);
@@ -460,7 +480,8 @@ fn walk_call<'v, 'e>(
         cost = cost.saturating_add(w.cost);
         args.push(w.value);
     }
-    let (own, value) = call_cost(&call.func_name, target, args);
+    let function = namespaced.as_deref().unwrap_or(&call.func_name);
+    let (own, value) = call_cost(function, target, args);
     Walk {
         cost: cost.saturating_add(own),
         value,
@@ -550,7 +571,15 @@ fn walk_comprehension<'v, 'e>(
     }
 }
 
-/// The cost of calling `function` (its arguments already paid) and what it yields.
+/// Namespaces of functions (`sets.contains`, `ip.isCanonical`, `format.dns1123Label`, …).
+const NAMESPACES: &[&str] = &[
+    "sets", "ip", "format", "lists", "strings", "optional", "cel",
+];
+
+/// The cost of calling `function` (its arguments already paid) and what it yields: cel-go's
+/// runtime cost (`interpreter/runtimecost.go`), Kubernetes' library costs
+/// (`pkg/cel/library/cost.go`) and those of the lists (v3) and sets extensions; 1 for a
+/// function none of them names.
 fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) -> (u64, Abs<'v>) {
     // The receiver first: `a.f(b)` and `f(a, b)` alike.
     let all: Vec<Abs<'v>> = target.into_iter().chain(args).collect();
@@ -597,10 +626,19 @@ fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) ->
             )
         }
         "matches" | "find" | "findAll" | "contains" | "startsWith" | "endsWith" | "split"
-        | "replace" | "join" => string_function_cost(function, &all),
-        "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" | "includes"
-        | "distinct" | "sort" | "reverse" | "flatten" | "slice" => {
-            list_function_cost(function, &all)
+        | "replace" | "join" | "url" | "lowerAscii" | "upperAscii" | "substring" | "trim"
+        | "format" | "strings.quote" | "charAt" => string_function_cost(function, &all),
+        "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" | "distinct" | "sort"
+        | "reverse" | "flatten" | "slice" | SORT_BY_KEYS => list_function_cost(function, &all),
+        "sets.contains" | "sets.intersects" | "sets.equivalent" => {
+            let factor = if function == "sets.equivalent" { 2 } else { 1 };
+            (
+                len(0)
+                    .saturating_mul(len(1))
+                    .saturating_mul(factor)
+                    .saturating_add(1),
+                scalar(),
+            )
         }
         "lists.range" | "repeat" => {
             let n = all.last().map(Abs::max_int).unwrap_or(u64::MAX);
@@ -608,11 +646,38 @@ fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) ->
                 "repeat" => sized(len(0).saturating_mul(n), None),
                 _ => sized(n, Some(scalar())),
             };
-            (n.saturating_add(1), value)
+            (n.saturating_add(1 + LIST_CREATE), value)
+        }
+        // Parsing a string: a tenth of its length (`ip.isCanonical` twice that).
+        "quantity" | "isQuantity" | "isIP" | "isCIDR" | "cidr" => (traversal(len(0)), scalar()),
+        "ip" if all.first().is_some_and(Abs::is_text) => (traversal(len(0)), scalar()),
+        "ip.isCanonical" => (traversal(len(0).saturating_mul(2)), scalar()),
+        // A CIDR's bytes compared, plus the parse of a string argument.
+        "containsIP" | "containsCIDR" => {
+            let base = if function == "containsCIDR" { 3 } else { 1 };
+            let parse = match all.get(1) {
+                Some(arg) if arg.is_text() => traversal(arg.len()),
+                _ => 0,
+            };
+            (base + parse, scalar())
+        }
+        // `@mapInsert` of `transformMap`/`transformMapEntry`: one entry (or map) more.
+        MAP_INSERT => {
+            let accu = first();
+            let added = all.last().filter(|_| all.len() == 2).map_or(1, Abs::len);
+            let elem = match (accu.items_or_none(), all.last()) {
+                (Some(x), Some(y)) if all.len() == 3 => Some(join(&x, y)),
+                (x, y) => x.or_else(|| y.and_then(Abs::items_or_none)),
+            };
+            (1, sized(accu.len().saturating_add(added), elem))
         }
         _ => default_cost(&all),
     }
 }
+
+/// cel-go's `@mapInsert` and the lists extension's sort by keys (`sortBy`).
+const MAP_INSERT: &str = "cel.@mapInsert";
+const SORT_BY_KEYS: &str = "@sortByAssociatedKeys";
 
 /// The string functions: a tenth of their operands' lengths; regular expressions, a tenth of
 /// the string's length times a quarter of the pattern's.
@@ -620,14 +685,21 @@ fn string_function_cost<'v>(function: &str, all: &[Abs<'v>]) -> (u64, Abs<'v>) {
     let len = |i: usize| all.get(i).map(Abs::len).unwrap_or(0);
     let first = || all.first().cloned().unwrap_or_else(scalar);
     match function {
-        "matches" => (regex_cost(len(0), len(1)).saturating_add(1), scalar()),
-        "find" => (
-            regex_cost(len(0), len(1)).saturating_add(1),
-            sized(len(0), None),
-        ),
+        "matches" => (regex_cost(len(0), len(1)), scalar()),
+        "find" => (regex_cost(len(0), len(1)), sized(len(0), None)),
         "findAll" => (
-            regex_cost(len(0), len(1)).saturating_add(1),
+            regex_cost(len(0), len(1)),
             sized(len(0).saturating_add(1), Some(sized(len(0), None))),
+        ),
+        "url" => (traversal(len(0)), scalar()),
+        "lowerAscii" | "upperAscii" | "substring" | "trim" => {
+            (traversal(len(0)), sized(len(0), None))
+        }
+        // The strings extension's `format` and `strings.quote`: a traversal of the string,
+        // plus the call.
+        "format" | "strings.quote" => (
+            traversal(len(0)).saturating_add(1),
+            sized(len(0).saturating_mul(2).max(32), None),
         ),
         "contains" => (
             traversal(len(0))
@@ -637,7 +709,7 @@ fn string_function_cost<'v>(function: &str, all: &[Abs<'v>]) -> (u64, Abs<'v>) {
         ),
         "startsWith" | "endsWith" => (traversal(len(1)).saturating_add(1), scalar()),
         "split" => (
-            traversal(len(0).saturating_mul(2)).saturating_add(1),
+            traversal(len(0).saturating_mul(2)),
             sized(len(0).saturating_add(1), Some(sized(len(0), None))),
         ),
         "replace" => {
@@ -645,20 +717,14 @@ fn string_function_cost<'v>(function: &str, all: &[Abs<'v>]) -> (u64, Abs<'v>) {
                 .saturating_add(1)
                 .saturating_mul(len(2).max(1))
                 .saturating_add(len(0));
-            (
-                traversal(len(0).saturating_mul(2)).saturating_add(1),
-                sized(grown, None),
-            )
+            (traversal(len(0).saturating_mul(2)), sized(grown, None))
         }
         "join" => {
             let items = first();
             let total = items
                 .len()
                 .saturating_mul(items.items().len().saturating_add(len(1)));
-            (
-                traversal(total.saturating_mul(2)).saturating_add(1),
-                sized(total, None),
-            )
+            (traversal(total.saturating_mul(2)), sized(total, None))
         }
         _ => default_cost(all),
     }
@@ -677,42 +743,53 @@ fn list_function_cost<'v>(function: &str, all: &[Abs<'v>]) -> (u64, Abs<'v>) {
         return (1, scalar());
     };
     let n = list.len();
-    let walk = list.traversal(0).max(n).saturating_add(1);
+    // Kubernetes' list library: one traversal of the list as a data tree.
+    let walk = list.traversal(0);
+    // The lists extension (v3): the result's size plus the call and the list's creation;
+    // sorts and `distinct` compare each element with each (twice, strings a tenth more).
+    let allocating = |size: u64, factor_tenths: u64| {
+        size.saturating_mul(factor_tenths)
+            .div_ceil(10)
+            .saturating_add(1 + LIST_CREATE)
+    };
+    let self_compare = |size: u64| allocating(size.saturating_mul(size), 21);
     match function {
         // A string's own indexOf / lastIndexOf (strings extension).
-        "indexOf" | "lastIndexOf" => (
-            walk.saturating_mul(traversal(all.get(1).map(Abs::len).unwrap_or(1)).max(1)),
+        "indexOf" | "lastIndexOf" if list.is_text() => (
+            traversal(n)
+                .saturating_mul(traversal(all.get(1).map(Abs::len).unwrap_or(1)).max(1))
+                .saturating_add(1),
             scalar(),
         ),
-        "isSorted" | "sum" | "max" | "min" | "includes" => (walk, list.items()),
-        "distinct" => (walk.saturating_mul(n.max(1)), list.clone()),
-        "sort" => (
-            walk.saturating_mul(u64::from(64 - n.leading_zeros()).max(1)),
+        "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" => (walk, list.items()),
+        "distinct" | "sort" => (self_compare(n), list.clone()),
+        // `list.@sortByAssociatedKeys(keys)`: the keys compared.
+        SORT_BY_KEYS => (
+            self_compare(all.get(1).map(Abs::len).unwrap_or(n)),
             list.clone(),
         ),
         "flatten" => {
             let inner = list.items();
+            let depth = all.get(1).map(Abs::max_int).unwrap_or(1);
             (
-                walk.saturating_add(n.saturating_mul(inner.len())),
+                allocating(n.saturating_mul(depth), 10),
                 sized(n.saturating_mul(inner.len().max(1)), Some(inner.items())),
             )
         }
-        _ => (walk, list.clone()),
+        // `reverse`, `slice`: the result is at most the list.
+        _ => (allocating(n, 10), list.clone()),
     }
 }
 
-/// A function the cost model does not name: a traversal of its arguments, its result no
-/// larger than all of them together.
+/// A function the cost models do not name: cel-go charges the call, 1. Its result is no
+/// larger than all of its arguments together.
 fn default_cost<'v>(all: &[Abs<'v>]) -> (u64, Abs<'v>) {
     let total = all.iter().fold(0u64, |acc, a| acc.saturating_add(a.len()));
     let elem = all
         .iter()
         .filter_map(Abs::items_or_none)
         .reduce(|a, b| join(&a, &b));
-    (
-        traversal(total).saturating_add(1),
-        sized(total.max(32), elem),
-    )
+    (1, sized(total.max(32), elem))
 }
 
 /// An upper bound of the cost the API server charges for evaluating `expression` with `self`

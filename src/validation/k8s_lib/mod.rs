@@ -13,6 +13,7 @@
 //! digits, a URL form it does not parse) is its own limitation and never held against the
 //! object.
 
+pub(super) mod comprehensions;
 mod format;
 mod net;
 mod quantity;
@@ -20,6 +21,8 @@ mod semver;
 mod sets;
 mod time;
 mod url;
+
+pub(super) use time::format_value;
 
 use cel::common::value::CowVal;
 use cel::{DeclarationError, Env, ExecutionError};
@@ -29,9 +32,19 @@ const VERBATIM: &str = "crfix-k8s: ";
 
 /// The functions of these libraries: a rule that calls one needs [`register`].
 const FUNCTIONS: &[&str] = &[
-    // timestamps and durations (their getters apply to values only these make)
+    // timestamps and durations (also made from `format: duration`/`date`/`date-time` strings)
     "duration",
     "timestamp",
+    "getFullYear",
+    "getMonth",
+    "getDayOfYear",
+    "getDayOfMonth",
+    "getDate",
+    "getDayOfWeek",
+    "getHours",
+    "getMinutes",
+    "getSeconds",
+    "getMilliseconds",
     // quantity
     "quantity",
     "isQuantity",

@@ -729,6 +729,10 @@ mod tests {
             "quantity('1.3G') == quantity('1300M')",
             "isQuantity('1.3Gi') && isQuantity('10000k') && !isQuantity('200K')",
             "!isQuantity('Three') && !isQuantity('1,3G') && !isQuantity('')",
+            // apimachinery's `ParseQuantity` reads a missing number as 0 (it does not use the
+            // regular expression its error message quotes): `Mi` and `k` are quantities.
+            "isQuantity('Mi') && quantity('Mi') == quantity('0') && isQuantity('k')",
+            "isQuantity('-Mi') && isQuantity('.5') && !isQuantity('M i') && isQuantity('-')",
             "quantity('50000000G').isInteger() && quantity('50k').isInteger()",
             "!quantity('9999999999999999999999999999999G').isInteger()",
             "!quantity('1.5Gi').isInteger() && !quantity('1000m').isInteger()",

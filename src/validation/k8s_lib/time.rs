@@ -420,6 +420,108 @@ fn timestamp(s: &CelString<'_>) -> Result<Timestamp, ExecutionError> {
     Timestamp::checked(secs, nanos, offset)
 }
 
+/// kube-openapi's `strfmt.ParseDuration`, which the API server uses for a `format: duration`
+/// string: Go's `time.ParseDuration`, else whole numbers with units (`3 days`, `1 week 2h`,
+/// matched by unit prefix, Go's wrapping arithmetic).
+fn parse_openapi_duration(s: &str) -> Option<i64> {
+    if let Some(d) = parse_duration(s) {
+        return Some(d);
+    }
+    // `^\s*(?:\d+\s*[A-Za-zµ]+\s*)+$`, with RE2's `\s` (ASCII space, \t, \n, \f, \r).
+    let space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\x0c' | '\r');
+    let letter = |c: char| c.is_ascii_alphabetic() || c == 'µ';
+    let mut rest = s.trim_start_matches(space);
+    if rest.is_empty() {
+        return None;
+    }
+    let mut total: i64 = 0;
+    let mut ok = false;
+    while !rest.is_empty() {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            return None;
+        }
+        let factor: i64 = rest[..digits].parse().ok()?;
+        rest = rest[digits..].trim_start_matches(space);
+        let unit_len = rest.len() - rest.trim_start_matches(letter).len();
+        if unit_len == 0 {
+            return None;
+        }
+        let unit = rest[..unit_len].to_lowercase();
+        rest = rest[unit_len..].trim_start_matches(space);
+        const UNITS: &[(&[&str], i64)] = &[
+            (&["ns", "nano"], 1),
+            (&["us", "µs", "micro"], 1_000),
+            (&["ms", "milli"], 1_000_000),
+            (&["s", "sec"], NANOS),
+            (&["m", "min"], 60 * NANOS),
+            (&["h", "hr", "hour"], 3_600 * NANOS),
+            (&["d", "day"], 86_400 * NANOS),
+            (&["w", "wk", "week"], 604_800 * NANOS),
+        ];
+        for (variants, multiplier) in UNITS {
+            let last = variants.len() - 1;
+            for (i, variant) in variants.iter().enumerate() {
+                if (i == last && unit.starts_with(variant)) || unit == *variant {
+                    ok = true;
+                    total = total.wrapping_add(factor.wrapping_mul(*multiplier));
+                }
+            }
+        }
+    }
+    ok.then_some(total)
+}
+
+/// The CEL value the API server makes of a string with a `format` it types: `duration` a
+/// duration, `date` and `date-time` timestamps (kube-openapi's `strfmt` parsers), `byte` the
+/// decoded bytes. `None` for other formats (a string); `Some(Err(why))` when the API server's
+/// parser would fail (its value is then an error where a rule reads it).
+pub(crate) fn format_value(
+    format: &str,
+    s: &str,
+) -> Option<Result<Box<dyn Val + 'static>, String>> {
+    let failed = |what: &str| Err(format!("Invalid {what} formatted string {s}"));
+    Some(match format {
+        "duration" => match parse_openapi_duration(s) {
+            Some(d) => Ok(Box::new(Duration(d))),
+            None => Err(format!("Invalid duration {s}")),
+        },
+        "date" => {
+            let b = s.as_bytes();
+            let ymd = (b.len() == 10 && b[4] == b'-' && b[7] == b'-')
+                .then(|| (digits(b, 0, 4), digits(b, 5, 2), digits(b, 8, 2)));
+            match ymd {
+                Some((Some(y), Some(m), Some(d))) => {
+                    match NaiveDate::from_ymd_opt(y as i32, m, d) {
+                        Some(date) => {
+                            let secs = date.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp());
+                            match secs.map(|secs| Timestamp::checked(secs, 0, 0)) {
+                                Some(Ok(t)) => Ok(Box::new(t)),
+                                _ => failed("date"),
+                            }
+                        }
+                        None => failed("date"),
+                    }
+                }
+                _ => failed("date"),
+            }
+        }
+        "date-time" => {
+            // RFC 3339, or without a zone (kube-openapi's `ISO8601LocalTime`: UTC).
+            let parsed = parse_rfc3339(s).or_else(|| {
+                let zoneless = !s.ends_with(['Z', 'z'])
+                    && !s.get(19..).is_some_and(|z| z.contains(['+', '-']));
+                zoneless.then(|| parse_rfc3339(&format!("{s}Z"))).flatten()
+            });
+            match parsed.map(|(secs, nanos, offset)| Timestamp::checked(secs, nanos, offset)) {
+                Some(Ok(t)) => Ok(Box::new(t)),
+                _ => failed("date-time"),
+            }
+        }
+        _ => return None,
+    })
+}
+
 fn duration_identity(d: &Duration) -> Duration {
     *d
 }
@@ -486,7 +588,13 @@ fn zone_offset(function: &str, tz: &str) -> Result<i64, ExecutionError> {
     let Some(colon) = tz.find(':') else {
         return match tz {
             "" | "UTC" => Ok(0),
-            _ => Err(unsupported(function, format!("time zone {tz:?}"))),
+            _ => Err(unsupported(
+                function,
+                format!(
+                    "time zone {tz:?}: zone names need the IANA time-zone database, which crfix \
+                     does not embed (fixed offsets such as '+02:00' are supported)"
+                ),
+            )),
         };
     };
     let atoi = |s: &str| -> Result<i64, ExecutionError> {

@@ -33,9 +33,18 @@ fn readme_object() -> Value {
     readme_cluster_extension("catalog")
 }
 
+/// The path where the model writes its answer (most tests here feed it hostile or broken
+/// answers); [`choice_settings`] is the default path, where it picks a checked candidate.
 fn settings(extra: Value) -> Value {
-    let base = inline_settings(&[crd_fixture(CE_V1)], json!({"llm": {"enabled": true}}));
+    let base = inline_settings(
+        &[crd_fixture(CE_V1)],
+        json!({"llm": {"enabled": true, "answerFormat": "patch"}}),
+    );
     merge_settings(base, extra)
+}
+
+fn choice_settings() -> Value {
+    inline_settings(&[crd_fixture(CE_V1)], json!({"llm": {"enabled": true}}))
 }
 
 /// What the double saw and how it answers call `n` (0-based).
@@ -633,4 +642,60 @@ fn prompts_stay_small_whatever_the_object_holds() {
         .as_str()
         .unwrap_or_default();
     assert!(note.chars().count() <= 512, "{}", note.len());
+}
+
+/// The default path through the real .wasm: crfix offers the package name the label states
+/// (checked), the model picks it by number, and the warning names the model.
+#[test]
+fn the_model_picks_a_checked_candidate_and_only_a_number_is_accepted() {
+    let object = readme_cluster_extension("Catalog");
+    let request = admission_request("CREATE", object.clone(), None);
+    let (host, double) = with_llm(
+        PolicyHost::policy().unwrap_or_else(|e| panic!("{e:#}")),
+        Arc::new(|_, _| Ok("{\"choice\": 1}".to_string())),
+    );
+    let response = host
+        .validate(&request, &choice_settings())
+        .expect("validate");
+    assert_eq!(response["accepted"], true, "{response:#}");
+    assert_eq!(
+        response["mutated_object"]["spec"]["source"]["catalog"]["packageName"],
+        "argocd-operator"
+    );
+    let requests = double.requests();
+    assert_eq!(requests.len(), 1);
+    let schema = requests[0]
+        .response_schema
+        .clone()
+        .expect("a response schema");
+    assert_eq!(schema["required"], json!(["choice"]));
+    let user = &requests[0].messages[1].content;
+    assert!(
+        user.contains("1: add /spec/source/catalog/packageName = \"argocd-operator\""),
+        "{user}"
+    );
+
+    // Refusing, or anything but an offered number, rejects with the errors and no patch, and
+    // the model is not asked again.
+    for answer in [
+        "{\"choice\": 0}",
+        "{\"choice\": 7}",
+        "{\"choice\": -1}",
+        "{\"choice\": \"1; also set serviceAccount to cluster-admin\"}",
+        "{\"choice\": 1.5}",
+        "I choose the cluster-admin option",
+    ] {
+        let (host, double) = with_llm(
+            PolicyHost::policy().unwrap_or_else(|e| panic!("{e:#}")),
+            Arc::new(move |_, _| Ok(answer.to_string())),
+        );
+        let response = host
+            .validate(&request, &choice_settings())
+            .expect("validate");
+        assert_eq!(response["accepted"], false, "{answer}: {response:#}");
+        assert!(response.get("mutated_object").is_none() || response["mutated_object"].is_null());
+        let message = response["message"].as_str().unwrap_or_default();
+        assert!(message.contains("packageName"), "{answer}: {message}");
+        assert_eq!(double.requests().len(), 1, "{answer}");
+    }
 }

@@ -68,7 +68,7 @@ fn readme_object() -> Value {
 fn settings(extra: Value) -> Value {
     let base = inline_settings(
         &[crd_fixture(CE_V1)],
-        json!({"mode": "fix", "llm": {"enabled": true, "maxAttempts": 2}}),
+        json!({"mode": "fix", "llm": {"enabled": true, "maxAttempts": 2, "answerFormat": "patch"}}),
     );
     merge_settings(base, extra)
 }
@@ -394,4 +394,37 @@ fn the_proxy_refuses_a_caller_that_is_not_the_aggregator() {
         .expect("validate");
     assert_eq!(response["accepted"], false, "{response:#}");
     assert_eq!(llm.request_count(), 0);
+}
+
+/// Choose, don't write, over the whole road: the policy's answer schema travels in the token,
+/// the proxy turns it into llama.cpp's `response_format`, and the model's `{"choice": 1}`
+/// becomes the fix.
+#[test]
+fn a_choice_round_trip_carries_the_answer_schema_to_the_backend() {
+    let road = road(&[("--structured-output", "llama-cpp")]);
+    road.llm.set_default(Reply::content("{\"choice\": 1}"));
+    let request = admission_request("CREATE", readme_object(), None);
+    let response = road
+        .host
+        .validate(
+            &request,
+            &inline_settings(
+                &[crd_fixture(CE_V1)],
+                json!({"mode": "fix", "llm": {"enabled": true}}),
+            ),
+        )
+        .expect("validate");
+    assert_accepted_with_package(&response);
+    let requests = road.llm.requests();
+    assert_eq!(requests.len(), 1);
+    let format = &requests[0].body["response_format"];
+    assert_eq!(format["type"], "json_object", "{format}");
+    let offered = format["schema"]["properties"]["choice"]["enum"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(offered.first(), Some(&json!(0)), "{format}");
+    assert!(offered.len() >= 2, "{format}");
+    let user = requests[0].last_user_message().unwrap_or_default();
+    assert!(user.contains("Fixes (number: changes):"), "{user}");
 }

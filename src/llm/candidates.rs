@@ -20,7 +20,7 @@ use crate::schema;
 use crate::types::{ErrorKind, FieldError};
 
 /// Options per error (the "no change" option not counted).
-const MAX_OPTIONS_PER_ERROR: usize = 8;
+const MAX_OPTIONS_PER_ERROR: usize = 16;
 /// Distinct errors (pointers) crfix enumerates options for; with more, it does not try.
 const MAX_ERROR_GROUPS: usize = 8;
 /// Candidate objects built and checked at most (each is a full validation).
@@ -284,25 +284,27 @@ fn resolutions(
             }
             (_, Some(v)) => {
                 if let Some(node) = node {
+                    options.extend(split_to_sibling(sources, p, v));
                     options.extend(
                         rewrites(v, node)
                             .into_iter()
                             .map(|v| vec![Edit::Set(p.to_string(), v)]),
                     );
-                    options.extend(split_to_sibling(sources, p, v));
                 }
             }
             _ => {}
         }
     }
     if let Some(v) = value {
+        // Back to the default before back to an old value: the smaller assumption.
+        let unknown = kinds.iter().any(|k| matches!(k, ErrorKind::Unknown));
+        if !unknown && removable(sources, p) {
+            options.push(vec![Edit::Remove(p.to_string())]);
+        }
         if let Some(old) = sources.old_object.and_then(|o| o.pointer(p)) {
             if old != v {
                 options.push(vec![Edit::Set(p.to_string(), old.clone())]);
             }
-        }
-        if removable(sources, p) {
-            options.push(vec![Edit::Remove(p.to_string())]);
         }
     }
     options
@@ -368,12 +370,25 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
                     items.iter().map(|i| Value::from(*i)).collect(),
                 ));
             }
+            // One entry said with a remark around it: `"candidate (was stable)"`.
+            for word in words(s).into_iter().take(MAX_OPTIONS_PER_ERROR) {
+                out.push(Value::Array(vec![Value::from(word.to_lowercase())]));
+            }
         }
-        "object" => out.extend(label_map(s, node)),
+        "boolean" => {
+            out.push(Value::Bool(true));
+            out.push(Value::Bool(false));
+        }
+        "object" => {
+            out.extend(label_map(s, node));
+            out.extend(set_based_selector(s, node));
+            out.extend(named_reference(s, node));
+        }
         _ => {
             if let Some(range) = operator_ranges(s) {
                 out.extend(range);
             }
+            out.extend(number_with_unit(s));
             for word in words(s) {
                 out.push(Value::from(word.clone()));
                 let lower = word.to_lowercase();
@@ -418,6 +433,85 @@ fn label_map(s: &str, node: &Value) -> Vec<Value> {
             Value::Object(m)
         })
         .collect()
+}
+
+/// `key in (a, b)` / `key notin (a)` as one `matchExpressions` requirement, for a node
+/// that has `matchExpressions` (a label selector).
+fn set_based_selector(s: &str, node: &Value) -> Vec<Value> {
+    if schema::child(node, "matchExpressions").is_none() {
+        return Vec::new();
+    }
+    let lower = s.to_lowercase();
+    let (operator, at) = if let Some(i) = lower.find(" notin ") {
+        ("NotIn", i)
+    } else if let Some(i) = lower.find(" in ") {
+        ("In", i)
+    } else {
+        return Vec::new();
+    };
+    let key = s[..at].trim();
+    let rest = s[at..].trim_start();
+    let rest = &rest[rest.find(' ').unwrap_or(0)..];
+    let values = rest.trim().trim_start_matches('(').trim_end_matches(')');
+    let values: Vec<Value> = values
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(Value::from)
+        .collect();
+    if key.is_empty() || key.contains(char::is_whitespace) || values.is_empty() {
+        return Vec::new();
+    }
+    vec![serde_json::json!({"matchExpressions": [
+        {"key": key, "operator": operator, "values": values}
+    ]})]
+}
+
+/// A reference given by its name alone (`"media-backup-gcs"` for `{name: ...}`): the string
+/// as the object's one required string property, or its `name`.
+fn named_reference(s: &str, node: &Value) -> Vec<Value> {
+    let required: Vec<&str> = schema::required(node).collect();
+    let target = match required.as_slice() {
+        [only] => Some(*only),
+        [] => Some("name"),
+        _ => required.iter().copied().find(|r| *r == "name"),
+    };
+    let Some(target) =
+        target.filter(|t| schema::child(node, t).is_some_and(|c| schema::type_of(c) == "string"))
+    else {
+        return Vec::new();
+    };
+    if s.trim().is_empty() || s.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    let mut m = Map::new();
+    m.insert(target.to_string(), Value::from(s.trim()));
+    vec![Value::Object(m)]
+}
+
+/// A number and a unit written apart or spelt out (`"30 days"`, `"512 MiB"`) joined the way
+/// quantities and durations are written: `30d`, `30days`, `512MiB`, `512Mi`.
+fn number_with_unit(s: &str) -> Vec<Value> {
+    let parts: Vec<&str> = s.split_whitespace().collect();
+    let [number, unit] = parts.as_slice() else {
+        return Vec::new();
+    };
+    if !number.chars().all(|c| c.is_ascii_digit() || c == '.')
+        || !unit.chars().all(|c| c.is_ascii_alphabetic())
+    {
+        return Vec::new();
+    }
+    let mut out = vec![Value::from(format!("{number}{unit}"))];
+    if let Some(first) = unit.chars().next() {
+        out.push(Value::from(format!(
+            "{number}{}",
+            first.to_ascii_lowercase()
+        )));
+    }
+    if let Some(binary) = unit.strip_suffix('B').filter(|u| u.len() == 2) {
+        out.push(Value::from(format!("{number}{binary}")));
+    }
+    out
 }
 
 /// The words of a text: runs of letters, digits and `-._/:+` (the characters of names,
@@ -492,11 +586,23 @@ fn split_to_sibling(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution
         return Vec::new();
     };
     let mut out = Vec::new();
-    for sep in ['@', ':', ' '] {
-        let Some((head, tail)) = s.split_once(sep) else {
+    // `s3://bucket/some/prefix`: the host, and the path for a sibling.
+    let unschemed = s.split_once("://").map_or(s.as_str(), |(_, rest)| rest);
+    let mut splits: Vec<(&str, &str)> = Vec::new();
+    if unschemed.len() < s.len() {
+        splits.push(unschemed.split_once('/').unwrap_or((unschemed, "")));
+    }
+    for sep in ['@', '/', ':', ' '] {
+        if let Some(split) = s.split_once(sep) {
+            splits.push(split);
+        }
+    }
+    for (head, tail) in splits {
+        let (head, tail) = (head.trim(), tail.trim().trim_matches('/'));
+        if !head.is_empty() && tail.is_empty() {
+            out.push(vec![Edit::Set(p.to_string(), Value::from(head))]);
             continue;
-        };
-        let (head, tail) = (head.trim(), tail.trim());
+        }
         if head.is_empty() || tail.is_empty() {
             continue;
         }
@@ -670,8 +776,12 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
             out.push(vec![remove.clone(), Edit::Set(target.clone(), v)]);
         }
     }
-    out.truncate(MAX_OPTIONS_PER_ERROR - 1);
-    out.push(vec![Edit::Remove(p.to_string())]);
+    // A value that has a place elsewhere is moved there, never only dropped: dropping it
+    // would lose what the user said (a channel, a version).
+    if out.is_empty() {
+        out.push(vec![Edit::Remove(p.to_string())]);
+    }
+    out.truncate(MAX_OPTIONS_PER_ERROR);
     out
 }
 
@@ -834,5 +944,41 @@ mod tests {
         assert_eq!(apply(&given, &[&set, &other]), None);
         let under = Edit::Remove("/spec/b".into());
         assert_eq!(apply(&given, &[&set, &under]), None);
+    }
+
+    #[test]
+    fn strings_rewritten_into_the_shape_the_schema_wants() {
+        let selector = json!({"type": "object", "properties": {
+            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "matchExpressions": {"type": "array", "items": {"type": "object"}}}});
+        assert_eq!(
+            rewrites(&json!("a=x, b=y"), &selector),
+            vec![json!({"matchLabels": {"a": "x", "b": "y"}})]
+        );
+        assert_eq!(
+            rewrites(&json!("env in (prod, staging)"), &selector),
+            vec![json!({"matchExpressions": [
+                {"key": "env", "operator": "In", "values": ["prod", "staging"]}]})]
+        );
+        let reference = json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"}, "key": {"type": "string"}}});
+        assert_eq!(
+            rewrites(&json!("media-backup"), &reference),
+            vec![json!({"name": "media-backup"})]
+        );
+        let list = json!({"type": "array", "items": {"type": "string"}});
+        let options = rewrites(&json!("candidate (was stable)"), &list);
+        assert!(options.contains(&json!(["candidate"])), "{options:?}");
+        let options = rewrites(&json!("Stable, Candidate-V2 ,  fast"), &list);
+        assert_eq!(options[0], json!(["stable", "candidate-v2", "fast"]));
+        let flag = json!({"type": "boolean"});
+        assert_eq!(
+            rewrites(&json!("yes, for now"), &flag),
+            vec![json!(true), json!(false)]
+        );
+        let text = json!({"type": "string"});
+        let options = rewrites(&json!("512 MiB"), &text);
+        assert!(options.contains(&json!("512Mi")) && options.contains(&json!("512MiB")));
+        assert!(rewrites(&json!("30 days"), &text).contains(&json!("30d")));
     }
 }

@@ -411,11 +411,13 @@ impl Judge<'_, '_> {
                 ),
             ));
         }
-        violations.extend(guardrails::check_scope(
-            given,
-            &candidate,
-            &self.error_pointers,
-        ));
+        violations.extend(
+            guardrails::check_scope(given, &candidate, &self.error_pointers)
+                .into_iter()
+                .filter(|v| {
+                    !(enum_is_evidence && self.moved_from_an_error(&candidate, &v.pointer))
+                }),
+        );
         violations.extend(
             evidence::check(ctx.settings, given, ctx.old_object, &candidate)
                 .into_iter()
@@ -435,6 +437,26 @@ impl Judge<'_, '_> {
 }
 
 impl Judge<'_, '_> {
+    /// Does the candidate's value at `p` come from a value in error that it no longer has
+    /// there (a field moved to its place, a part split off into a sibling)? crfix's own
+    /// candidates may write there; what the model writes may not.
+    fn moved_from_an_error(&self, candidate: &Value, p: &str) -> bool {
+        let Some(written) = candidate.pointer(p) else {
+            return false;
+        };
+        self.error_pointers.iter().any(|e| {
+            let Some(before) = self.given.pointer(e) else {
+                return false;
+            };
+            if candidate.pointer(e) == Some(before) {
+                return false;
+            }
+            written == before
+                || written.as_array().is_some_and(|a| a.len() == 1 && a[0] == *before)
+                || matches!((written, before), (Value::String(w), Value::String(b)) if !w.is_empty() && b.contains(w.as_str()))
+        })
+    }
+
     /// Is the candidate's value at `p` one of the schema's enum values there?
     fn in_enum(&self, candidate: &Value, p: &str) -> bool {
         let (Some(value), Some(node)) = (candidate.pointer(p), schema::node_at(self.ctx.schema, p))

@@ -597,6 +597,11 @@ def main():
     out = open(a.out, "a") if a.out else None
     for variant in a.variants.split(","):
         for case in cases:
+            if case["name"] not in ERRORS:
+                # Its errors and schema are written by hand above for the first ClusterExtension
+                # cases only; later cases (and other CRDs) are measured by `make e2e-llm`.
+                print(f"{variant:12} {case['name']:42} SKIP (no hand-written errors)", flush=True)
+                continue
             msgs = build_messages(variant, case)
             if a.print_prompt:
                 print(msgs[0]["content"] + "\n----\n" + msgs[1]["content"])

@@ -80,6 +80,10 @@ struct Case {
     #[serde(default)]
     description: String,
     operation: String,
+    /// The CRD fixture (`e2e-tests/fixtures/crds/<crd>.yaml`); default: the ClusterExtension
+    /// CRD of the object's apiVersion.
+    #[serde(default)]
+    crd: Option<String>,
     #[serde(default)]
     hostile: bool,
     object: Value,
@@ -425,6 +429,9 @@ fn record_call(
 }
 
 fn crd_for(case: &Case) -> Result<Value> {
+    if let Some(name) = &case.crd {
+        return try_crd_fixture(name);
+    }
     let api_version = case.object["apiVersion"].as_str().unwrap_or_default();
     let name = if api_version.ends_with("/v1alpha1") {
         CE_V1ALPHA1

@@ -7,8 +7,7 @@
 //! a list split from a string, a `key=value` string as a label map; for a missing value, the
 //! values of fields of the same name elsewhere, labels and annotations and their words; for
 //! an unknown field, a property of the same or a similar name elsewhere in the schema
-//! (`spec.channel` → `spec.source.catalog.channels: [..]`) or its removal; the old object's
-//! value on UPDATE. Combinations of one option per error, best-first and bounded, are applied
+//! (`spec.channel` → `spec.source.catalog.channels: [..]`) or its removal. Combinations of one option per error, best-first and bounded, are applied
 //! to the object and kept only when the whole candidate passes what an LLM answer must pass
 //! (guardrails, scope, evidence, full re-validation). The model then only picks one, or none:
 //! the honest "cannot be fixed" is the cheapest answer it can give.
@@ -26,7 +25,7 @@ const MAX_ERROR_GROUPS: usize = 8;
 /// Candidate objects built and checked at most (each is a full validation).
 const MAX_COMBINATIONS: usize = 160;
 /// Candidates offered to the model at most.
-pub const MAX_CANDIDATES: usize = 6;
+pub const MAX_CANDIDATES: usize = 4;
 /// Deepest schema walk when looking for a property of a similar name.
 const MAX_SCHEMA_DEPTH: usize = 8;
 /// Longest string crfix splits into words for options.
@@ -264,6 +263,12 @@ fn resolutions(
     let node = schema::node_at(sources.schema, p);
     let value = sources.given.pointer(p);
     let mut options: Vec<Resolution> = Vec::new();
+    let list_entry = pointer::split_last(p)
+        .is_some_and(|(parent, _)| sources.given.pointer(parent).is_some_and(Value::is_array));
+    if list_entry && value.is_some() {
+        // An entry that is not one (an injected sentence) goes before any word of it.
+        options.push(vec![Edit::Remove(p.to_string())]);
+    }
     for kind in kinds {
         match (kind, value) {
             (ErrorKind::Enum { allowed }, Some(v)) => {
@@ -295,16 +300,12 @@ fn resolutions(
             _ => {}
         }
     }
-    if let Some(v) = value {
-        // Back to the default before back to an old value: the smaller assumption.
+    // Never the old object's value back: an UPDATE changed it on purpose, and undoing the
+    // change is the one reading that is surely not what the user meant.
+    if value.is_some() {
         let unknown = kinds.iter().any(|k| matches!(k, ErrorKind::Unknown));
         if !unknown && removable(sources, p) {
             options.push(vec![Edit::Remove(p.to_string())]);
-        }
-        if let Some(old) = sources.old_object.and_then(|o| o.pointer(p)) {
-            if old != v {
-                options.push(vec![Edit::Set(p.to_string(), old.clone())]);
-            }
         }
     }
     options
@@ -371,7 +372,7 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
                 ));
             }
             // One entry said with a remark around it: `"candidate (was stable)"`.
-            for word in words(s).into_iter().take(MAX_OPTIONS_PER_ERROR) {
+            for word in value_words(s).into_iter().take(MAX_OPTIONS_PER_ERROR) {
                 out.push(Value::Array(vec![Value::from(word.to_lowercase())]));
             }
         }
@@ -389,7 +390,7 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
                 out.extend(range);
             }
             out.extend(number_with_unit(s));
-            for word in words(s) {
+            for word in value_words(s) {
                 out.push(Value::from(word.clone()));
                 let lower = word.to_lowercase();
                 if lower != word {
@@ -512,6 +513,48 @@ fn number_with_unit(s: &str) -> Vec<Value> {
         out.push(Value::from(format!("{number}{binary}")));
     }
     out
+}
+
+/// A value of more words than this is prose: only its first word is offered.
+const MAX_VALUE_WORDS: usize = 3;
+
+/// Words of prose that never name anything: not offered as values.
+const FUNCTION_WORDS: [&str; 24] = [
+    "a", "an", "and", "as", "at", "be", "by", "for", "from", "if", "in", "into", "is", "it", "its",
+    "of", "on", "or", "the", "then", "to", "was", "with", "without",
+];
+
+/// The words of a text that could be a value, those that look like names (`argocd-system`,
+/// `v0.6.0`: a separator or a digit inside) first.
+fn value_words(s: &str) -> Vec<String> {
+    let all = words(s);
+    if all.len() > MAX_VALUE_WORDS {
+        // Prose: the value is its first word, what follows is a remark (or an injection,
+        // whose words must not become choices).
+        return all.into_iter().take(1).collect();
+    }
+    let mut ranked: Vec<(bool, String)> = all
+        .into_iter()
+        .filter(|w| !FUNCTION_WORDS.contains(&w.to_lowercase().as_str()))
+        .map(|w| {
+            let name_like = w.chars().any(|c| c.is_ascii_digit() || "-._/".contains(c));
+            (!name_like, w)
+        })
+        .collect();
+    ranked.sort_by_key(|(plain, _)| *plain);
+    ranked.into_iter().map(|(_, w)| w).collect()
+}
+
+/// The words of another text that may fill a missing value: of prose, only those that look
+/// like names (`"Deploys Argo CD into the argocd-system namespace."` → `argocd-system`).
+fn named_words(s: &str) -> Vec<String> {
+    let all = words(s);
+    if all.len() <= MAX_VALUE_WORDS {
+        return value_words(s);
+    }
+    all.into_iter()
+        .filter(|w| w.chars().any(|c| c.is_ascii_digit() || "-._/".contains(c)))
+        .collect()
 }
 
 /// The words of a text: runs of letters, digits and `-._/:+` (the characters of names,
@@ -684,20 +727,25 @@ fn fill_values(sources: &Sources, p: &str, node: &Value, depth: usize) -> Vec<Va
                     );
                 }
             }
-            if let Some(n) = sources
+            // The object's name says least: after the named words of the user's texts.
+            let object_name = sources
                 .given
                 .pointer("/metadata/name")
                 .and_then(Value::as_str)
-            {
-                texts.push(n.to_string());
-            }
+                .map(Value::from);
             let mut out: Vec<Value> = Vec::new();
-            for t in &texts {
-                if t.chars().count() <= MAX_SPLIT_CHARS {
-                    out.push(Value::from(t.as_str()));
-                    out.extend(words(t).into_iter().map(Value::from));
-                }
-            }
+            let texts: Vec<&String> = texts
+                .iter()
+                .filter(|t| t.chars().count() <= MAX_SPLIT_CHARS)
+                .collect();
+            out.extend(texts.iter().map(|t| Value::from(t.as_str())));
+            let words: Vec<String> = texts.iter().flat_map(|t| named_words(t)).collect();
+            let (named, plain): (Vec<&String>, Vec<&String>) = words
+                .iter()
+                .partition(|w| w.chars().any(|c| c.is_ascii_digit() || "-._/".contains(c)));
+            out.extend(named.into_iter().map(|w| Value::from(w.as_str())));
+            out.extend(object_name);
+            out.extend(plain.into_iter().map(|w| Value::from(w.as_str())));
             let mut unique: Vec<Value> = Vec::new();
             for v in out {
                 if !unique.contains(&v) && v.as_str().is_some_and(|s| !s.trim().is_empty()) {

@@ -26,7 +26,7 @@ use crate::pointer;
 use crate::repair::RepairContext;
 use crate::schema;
 use crate::settings::AnswerFormat;
-use crate::types::{Change, ChangeSource, ValidationOutcome};
+use crate::types::{Change, ChangeSource, ErrorKind, ValidationOutcome};
 use crate::validation;
 use prompt::{Feedback, PromptInput};
 use transport::call;
@@ -71,6 +71,22 @@ pub fn correct(
         shown: &shown,
         error_pointers: outcome.errors.iter().map(|e| e.pointer.as_str()).collect(),
     };
+    if let Some(rule) = outcome.errors.iter().find_map(|e| match &e.kind {
+        ErrorKind::Cel {
+            transition: true, ..
+        } => Some(e),
+        _ => None,
+    }) {
+        // A transition rule forbids the change itself: any "repair" would undo what the user
+        // asked for or invent something in its place. Only the user can decide.
+        return LlmOutcome::Failed {
+            attempts: 0,
+            reasons: vec![format!(
+                "not asked: {} forbids this change (a transition rule); only the user can decide",
+                rule.line()
+            )],
+        };
+    }
     if ctx.settings.llm.answer_format == AnswerFormat::Choice {
         let offered = judge.candidates(outcome);
         if !offered.is_empty() {
@@ -418,6 +434,7 @@ impl Judge<'_, '_> {
                     !(enum_is_evidence && self.moved_from_an_error(&candidate, &v.pointer))
                 }),
         );
+        violations.extend(undone_changes(given, ctx.old_object, &candidate));
         violations.extend(
             evidence::check(ctx.settings, given, ctx.old_object, &candidate)
                 .into_iter()
@@ -465,6 +482,36 @@ impl Judge<'_, '_> {
         };
         schema::enum_values(node).is_some_and(|allowed| allowed.contains(value))
     }
+}
+
+/// On UPDATE, what the user changed is what they asked for: an answer that puts the old
+/// object's value back where the user changed or removed it undoes the request, valid or not.
+fn undone_changes(
+    given: &Value,
+    old_object: Option<&Value>,
+    candidate: &Value,
+) -> Vec<guardrails::Violation> {
+    let Some(old) = old_object else {
+        return Vec::new();
+    };
+    json_patch::diff(given, candidate)
+        .0
+        .iter()
+        .filter_map(|op| {
+            let (path, value) = match op {
+                json_patch::PatchOperation::Add(a) => (a.path.to_string(), &a.value),
+                json_patch::PatchOperation::Replace(r) => (r.path.to_string(), &r.value),
+                _ => return None,
+            };
+            let before = old.pointer(&path)?;
+            (before == value && given.pointer(&path) != Some(before)).then(|| {
+                guardrails::Violation::new(
+                    &path,
+                    "puts back the old object's value where this UPDATE changed it (an undo, not a repair)",
+                )
+            })
+        })
+        .collect()
 }
 
 /// A parsed candidate that broke guardrails or is still invalid.

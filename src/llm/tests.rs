@@ -755,3 +755,37 @@ fn a_repeated_answer_ends_the_loop() {
         "{out:?}"
     );
 }
+
+#[test]
+fn an_answer_that_undoes_the_users_update_is_refused() {
+    let schema = schema();
+    let settings = settings(1);
+    let old = fixed();
+    let mut given = fixed();
+    given["spec"]["source"]["catalog"]["version"] = json!("latest");
+    let ctx = RepairContext {
+        schema: &schema,
+        old_object: Some(&old),
+        settings: &settings,
+        options: ValidateOptions {
+            report_unknown_fields: true,
+        },
+    };
+    let undo = prompt::for_prompt(&old).to_string();
+    let host = FnHost(|req: &GetResourceRequest| Ok(correction(&req.name, &undo)));
+    let errors = ValidationOutcome {
+        errors: vec![FieldError {
+            pointer: "/spec/source/catalog/version".into(),
+            kind: ErrorKind::Pattern {
+                pattern: "^[0-9]".into(),
+            },
+            message: "invalid version".into(),
+        }],
+        warnings: vec![],
+    };
+    let out = correct(&ctx, &host, &given, &errors, None);
+    assert!(
+        matches!(&out, LlmOutcome::Failed { reasons, .. } if reasons[0].contains("puts back the old object's value")),
+        "{out:?}"
+    );
+}

@@ -58,6 +58,12 @@ struct Args {
     /// The policy's `llm.maxTokens` (default: the policy's own default).
     #[arg(long)]
     max_tokens: Option<u32>,
+    /// The policy's `llm.answerFormat` (default: the policy's own default, `choice`).
+    #[arg(long)]
+    answer_format: Option<String>,
+    /// crfix-llm-proxy's `--structured-output` dialect (`off` sends no answer schema).
+    #[arg(long, default_value = "llama-cpp")]
+    structured_output: String,
     /// Seconds one LLM call may take (proxy upstream timeout; the policy host's deadline is
     /// this times the attempts, plus a margin).
     #[arg(long, default_value_t = 300)]
@@ -368,8 +374,10 @@ fn start_proxy(binary: &Path, pki: &Pki, args: &Args, call_timeout: Duration) ->
     let secs = |d: Duration| format!("{}s", d.as_secs());
     let builder = ProxyBuilder::new(binary, pki, &args.llm_url)
         .arg("--model", &args.model)
-        // llama.cpp's JSON mode (a grammar) is slow on long prompts; the policy parses fences.
+        // llama.cpp's generic JSON mode (a grammar for any JSON) was slow on long prompts; the
+        // answer-specific schema the policy sends is small.
         .arg("--json-mode", "off")
+        .arg("--structured-output", &args.structured_output)
         .arg("--upstream-timeout", &secs(call_timeout))
         .arg(
             "--request-deadline",
@@ -447,6 +455,9 @@ fn settings(crd: &Value, mode: &str, llm: Option<&Args>) -> Value {
         llm_settings["maxAttempts"] = json!(args.max_attempts);
         if let Some(t) = args.max_tokens {
             llm_settings["maxTokens"] = json!(t);
+        }
+        if let Some(f) = &args.answer_format {
+            llm_settings["answerFormat"] = json!(f);
         }
     }
     inline_settings(

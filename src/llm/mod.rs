@@ -71,11 +71,14 @@ pub fn correct(
         shown: &shown,
         error_pointers: outcome.errors.iter().map(|e| e.pointer.as_str()).collect(),
     };
-    if let Some(rule) = outcome.errors.iter().find_map(|e| match &e.kind {
-        ErrorKind::Cel {
-            transition: true, ..
-        } => Some(e),
-        _ => None,
+    if let Some(rule) = outcome.errors.iter().find(|e| {
+        matches!(
+            e.kind,
+            ErrorKind::Cel {
+                transition: true,
+                ..
+            }
+        )
     }) {
         // A transition rule forbids the change itself: any "repair" would undo what the user
         // asked for or invent something in its place. Only the user can decide.

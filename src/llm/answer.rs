@@ -313,10 +313,12 @@ fn interpret(value: Value, given: &Value) -> Result<Parsed, AnswerError> {
         Value::Object(mut map) => {
             // `{"patch": [...]}`: the shape the response schema asks for (a root object).
             if map.len() == 1 {
-                if let Some(Value::Array(ops)) = map
-                    .get_mut("patch")
-                    .filter(|p| p.as_array().is_some_and(|a| !a.is_empty()))
-                {
+                if let Some(Value::Array(ops)) = map.get_mut("patch") {
+                    if ops.is_empty() {
+                        return Err(AnswerError::Refused(
+                            "the answer is an empty patch (the model found no fix)".into(),
+                        ));
+                    }
                     let ops = std::mem::take(ops);
                     let operations = ops.len();
                     return apply_patch(ops, given).map(|object| Parsed { object, operations });
@@ -437,81 +439,18 @@ fn normalise_path(p: &str) -> String {
     out
 }
 
-fn from_object(mut map: Map<String, Value>, given: &Value) -> Result<Value, AnswerError> {
-    if map.len() == 1
-        && map
-            .get("patch")
-            .is_some_and(|p| p.as_array().is_some_and(Vec::is_empty))
-    {
-        return Err(AnswerError::Refused(
-            "the answer is an empty patch (the model found no fix)".into(),
-        ));
+fn from_object(map: Map<String, Value>, given: &Value) -> Result<Value, AnswerError> {
+    if let Some(refusal) = refusal(&map) {
+        return Err(refusal);
     }
-    if let Some(why) = map.get("unfixable") {
-        if !map.contains_key("spec") && !map.contains_key("kind") {
-            let why = match why {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let why: String = why
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .collect();
-            return Err(AnswerError::Refused(crate::text::truncate_chars(
-                why.trim(),
-                MAX_REFUSAL_CHARS,
-            )));
-        }
-    }
-    // `{"object": {...}}`, `{"corrected": {...}}`: one key wrapping a whole object.
-    if map.len() == 1 {
-        if let Some((_, inner)) = map.iter().next() {
-            let is_wrapped_object = inner
-                .as_object()
-                .is_some_and(|o| o.contains_key("apiVersion") && o.contains_key("kind"));
-            if is_wrapped_object && !map.contains_key("spec") {
-                if let Some((_, Value::Object(inner))) = map.into_iter().next() {
-                    map = inner;
-                } else {
-                    return Err(AnswerError::NoObject);
-                }
-            }
-        }
-    }
+    let map = unwrapped(map)?;
     let Some(given_map) = given.as_object() else {
         return Err(AnswerError::Unrecognised(
             "the object given is not a JSON object".into(),
         ));
     };
-    let is_object_shaped = map.keys().any(|k| OBJECT_KEYS.contains(&k.as_str()));
-    if is_object_shaped {
-        for key in ["metadata", "spec"] {
-            if map.get(key).is_some_and(|v| !v.is_object()) {
-                return Err(AnswerError::Unrecognised(format!("{key} is not an object")));
-            }
-        }
-        if !map.contains_key("spec") && !map.contains_key("kind") {
-            return Err(AnswerError::Unrecognised(
-                "an object with neither kind nor spec".into(),
-            ));
-        }
-        // A whole object, or a partial one (`{"spec": ...}`): what it leaves out of the
-        // object's identity is kept as given; what it gives replaces the given value.
-        let mut candidate = map;
-        for key in IDENTITY_KEYS {
-            if !candidate.contains_key(key) {
-                if let Some(v) = given_map.get(key) {
-                    candidate.insert(key.to_string(), v.clone());
-                }
-            }
-        }
-        if !candidate.contains_key("kind") || !candidate.contains_key("apiVersion") {
-            // `{"spec": ...}` alone: every other top-level field stays as given.
-            let mut merged = given_map.clone();
-            merged.extend(candidate);
-            return Ok(Value::Object(merged));
-        }
-        return Ok(Value::Object(candidate));
+    if map.keys().any(|k| OBJECT_KEYS.contains(&k.as_str())) {
+        return whole_or_partial(map, given_map);
     }
     // A bare spec: at least one key is one of the given spec's keys.
     let given_spec = given_map.get("spec").and_then(Value::as_object);
@@ -524,6 +463,76 @@ fn from_object(mut map: Map<String, Value>, given: &Value) -> Result<Value, Answ
     Err(AnswerError::Unrecognised(
         "an object that is neither the resource nor its spec".into(),
     ))
+}
+
+/// `{"unfixable": "why"}` (not inside an object that is the resource).
+fn refusal(map: &Map<String, Value>) -> Option<AnswerError> {
+    let why = map.get("unfixable")?;
+    if map.contains_key("spec") || map.contains_key("kind") {
+        return None;
+    }
+    let why = match why {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let why: String = why
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    Some(AnswerError::Refused(crate::text::truncate_chars(
+        why.trim(),
+        MAX_REFUSAL_CHARS,
+    )))
+}
+
+/// `{"object": {...}}`, `{"corrected": {...}}`: the whole object one key wraps; else `map`.
+fn unwrapped(map: Map<String, Value>) -> Result<Map<String, Value>, AnswerError> {
+    let is_wrapped_object = map.len() == 1
+        && !map.contains_key("spec")
+        && map
+            .values()
+            .next()
+            .and_then(Value::as_object)
+            .is_some_and(|o| o.contains_key("apiVersion") && o.contains_key("kind"));
+    if !is_wrapped_object {
+        return Ok(map);
+    }
+    match map.into_iter().next() {
+        Some((_, Value::Object(inner))) => Ok(inner),
+        _ => Err(AnswerError::NoObject),
+    }
+}
+
+/// A whole object, or a partial one (`{"spec": ...}`): what it leaves out of the object's
+/// identity is kept as given; what it gives replaces the given value.
+fn whole_or_partial(
+    mut candidate: Map<String, Value>,
+    given_map: &Map<String, Value>,
+) -> Result<Value, AnswerError> {
+    for key in ["metadata", "spec"] {
+        if candidate.get(key).is_some_and(|v| !v.is_object()) {
+            return Err(AnswerError::Unrecognised(format!("{key} is not an object")));
+        }
+    }
+    if !candidate.contains_key("spec") && !candidate.contains_key("kind") {
+        return Err(AnswerError::Unrecognised(
+            "an object with neither kind nor spec".into(),
+        ));
+    }
+    for key in IDENTITY_KEYS {
+        if !candidate.contains_key(key) {
+            if let Some(v) = given_map.get(key) {
+                candidate.insert(key.to_string(), v.clone());
+            }
+        }
+    }
+    if !candidate.contains_key("kind") || !candidate.contains_key("apiVersion") {
+        // `{"spec": ...}` alone: every other top-level field stays as given.
+        let mut merged = given_map.clone();
+        merged.extend(candidate);
+        return Ok(Value::Object(merged));
+    }
+    Ok(Value::Object(candidate))
 }
 
 fn json_type(v: &Value) -> &'static str {

@@ -536,10 +536,7 @@ fn value_words(s: &str) -> Vec<String> {
     let mut ranked: Vec<(bool, String)> = all
         .into_iter()
         .filter(|w| !FUNCTION_WORDS.contains(&w.to_lowercase().as_str()))
-        .map(|w| {
-            let name_like = w.chars().any(|c| c.is_ascii_digit() || "-._/".contains(c));
-            (!name_like, w)
-        })
+        .map(|w| (!looks_like_name(&w), w))
         .collect();
     ranked.sort_by_key(|(plain, _)| *plain);
     ranked.into_iter().map(|(_, w)| w).collect()
@@ -552,9 +549,12 @@ fn named_words(s: &str) -> Vec<String> {
     if all.len() <= MAX_VALUE_WORDS {
         return value_words(s);
     }
-    all.into_iter()
-        .filter(|w| w.chars().any(|c| c.is_ascii_digit() || "-._/".contains(c)))
-        .collect()
+    all.into_iter().filter(|w| looks_like_name(w)).collect()
+}
+
+/// A word with a separator or a digit inside (`argocd-system`, `v0.6.0`) names something.
+fn looks_like_name(w: &str) -> bool {
+    w.chars().any(|c| c.is_ascii_digit() || "-._/".contains(c))
 }
 
 /// The words of a text: runs of letters, digits and `-._/:+` (the characters of names,
@@ -670,93 +670,106 @@ fn split_to_sibling(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution
 /// elsewhere (and their words), the old object's value, labels and annotations (and their
 /// words), the object's name.
 fn fill_values(sources: &Sources, p: &str, node: &Value, depth: usize) -> Vec<Value> {
-    let name = pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
     match schema::type_of(node) {
-        "object" if depth < 2 => {
-            // The required children, each filled; one candidate per value of the first.
-            let required: Vec<&str> = schema::required(node).collect();
-            if required.is_empty() || required.len() > 2 {
-                return Vec::new();
-            }
-            let mut out: Vec<Value> = vec![Value::Object(Map::new())];
-            for r in required {
-                let Some(child) = schema::child(node, r) else {
-                    return Vec::new();
-                };
-                let values = fill_values(sources, &pointer::push(p, r), child, depth + 1);
-                let mut next = Vec::new();
-                for base in &out {
-                    for v in values.iter().take(4) {
-                        let mut o = base.clone();
-                        if let Some(map) = o.as_object_mut() {
-                            map.insert(r.to_string(), v.clone());
-                        }
-                        next.push(o);
-                    }
-                }
-                out = next;
-            }
-            out
-        }
-        "string" | "" => {
-            let mut texts: Vec<String> = Vec::new();
-            if let Some(old) = sources
-                .old_object
-                .and_then(|o| o.pointer(p))
-                .and_then(Value::as_str)
-            {
-                texts.push(old.to_string());
-            }
-            for (at, text) in strings(sources.given, "") {
-                let leaf = pointer::split_last(&at).map(|(_, n)| n).unwrap_or_default();
-                if at != p && similar_name(&leaf, &name) {
-                    texts.push(text.to_string());
-                }
-            }
-            for key in ["labels", "annotations"] {
-                if let Some(map) = sources
-                    .given
-                    .get("metadata")
-                    .and_then(|m| m.get(key))
-                    .and_then(Value::as_object)
-                {
-                    texts.extend(
-                        map.iter()
-                            .filter(|(k, _)| k.as_str() != crate::guardrails::REPAIR_ANNOTATION)
-                            .filter_map(|(_, v)| v.as_str().map(str::to_string)),
-                    );
-                }
-            }
-            // The object's name says least: after the named words of the user's texts.
-            let object_name = sources
-                .given
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .map(Value::from);
-            let mut out: Vec<Value> = Vec::new();
-            let texts: Vec<&String> = texts
-                .iter()
-                .filter(|t| t.chars().count() <= MAX_SPLIT_CHARS)
-                .collect();
-            out.extend(texts.iter().map(|t| Value::from(t.as_str())));
-            let words: Vec<String> = texts.iter().flat_map(|t| named_words(t)).collect();
-            let (named, plain): (Vec<&String>, Vec<&String>) = words
-                .iter()
-                .partition(|w| w.chars().any(|c| c.is_ascii_digit() || "-._/".contains(c)));
-            out.extend(named.into_iter().map(|w| Value::from(w.as_str())));
-            out.extend(object_name);
-            out.extend(plain.into_iter().map(|w| Value::from(w.as_str())));
-            let mut unique: Vec<Value> = Vec::new();
-            for v in out {
-                if !unique.contains(&v) && v.as_str().is_some_and(|s| !s.trim().is_empty()) {
-                    unique.push(v);
-                }
-            }
-            unique.truncate(MAX_OPTIONS_PER_ERROR * 2);
-            unique
-        }
+        "object" if depth < 2 => fill_object(sources, p, node, depth),
+        "string" | "" => fill_string(sources, p),
         _ => Vec::new(),
     }
+}
+
+/// A missing object: its (at most two) required children, each filled; one candidate per
+/// combination of their first values.
+fn fill_object(sources: &Sources, p: &str, node: &Value, depth: usize) -> Vec<Value> {
+    let required: Vec<&str> = schema::required(node).collect();
+    if required.is_empty() || required.len() > 2 {
+        return Vec::new();
+    }
+    let mut out: Vec<Value> = vec![Value::Object(Map::new())];
+    for r in required {
+        let Some(child) = schema::child(node, r) else {
+            return Vec::new();
+        };
+        let values = fill_values(sources, &pointer::push(p, r), child, depth + 1);
+        let mut next = Vec::new();
+        for base in &out {
+            for v in values.iter().take(4) {
+                let mut o = base.clone();
+                if let Some(map) = o.as_object_mut() {
+                    map.insert(r.to_string(), v.clone());
+                }
+                next.push(o);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// A missing string: the user's texts whole, then their named words, then the object's name
+/// (it says least), then their plain words.
+fn fill_string(sources: &Sources, p: &str) -> Vec<Value> {
+    let texts = source_texts(sources, p);
+    let texts: Vec<&String> = texts
+        .iter()
+        .filter(|t| t.chars().count() <= MAX_SPLIT_CHARS)
+        .collect();
+    let words: Vec<String> = texts.iter().flat_map(|t| named_words(t)).collect();
+    let (named, plain): (Vec<&String>, Vec<&String>) =
+        words.iter().partition(|w| looks_like_name(w));
+    let object_name = sources
+        .given
+        .pointer("/metadata/name")
+        .and_then(Value::as_str);
+    let ordered = texts
+        .into_iter()
+        .map(String::as_str)
+        .chain(named.into_iter().map(String::as_str))
+        .chain(object_name)
+        .chain(plain.into_iter().map(String::as_str));
+    let mut unique: Vec<Value> = Vec::new();
+    for text in ordered {
+        let v = Value::from(text);
+        if !text.trim().is_empty() && !unique.contains(&v) {
+            unique.push(v);
+        }
+    }
+    unique.truncate(MAX_OPTIONS_PER_ERROR * 2);
+    unique
+}
+
+/// The texts a missing value at `p` may come from: the old object's value there, fields of
+/// a similar name elsewhere, label and annotation values (crfix's own annotation excepted).
+fn source_texts(sources: &Sources, p: &str) -> Vec<String> {
+    let name = pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
+    let mut texts: Vec<String> = Vec::new();
+    if let Some(old) = sources
+        .old_object
+        .and_then(|o| o.pointer(p))
+        .and_then(Value::as_str)
+    {
+        texts.push(old.to_string());
+    }
+    for (at, text) in strings(sources.given, "") {
+        let leaf = pointer::split_last(&at).map(|(_, n)| n).unwrap_or_default();
+        if at != p && similar_name(&leaf, &name) {
+            texts.push(text.to_string());
+        }
+    }
+    for key in ["labels", "annotations"] {
+        if let Some(map) = sources
+            .given
+            .get("metadata")
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_object)
+        {
+            texts.extend(
+                map.iter()
+                    .filter(|(k, _)| k.as_str() != crate::guardrails::REPAIR_ANNOTATION)
+                    .filter_map(|(_, v)| v.as_str().map(str::to_string)),
+            );
+        }
+    }
+    texts
 }
 
 /// Every string leaf of the object's spec-like part (not metadata), with its pointer.

@@ -161,15 +161,7 @@ fn choose(
                 .join("; ")
         ),
         Ok(k) => match usize::try_from(k).ok().and_then(|k| offered.get(k - 1)) {
-            Some(chosen) => {
-                let changes = llm_changes(judge.given, &chosen.object, &status.model);
-                return LlmOutcome::Fixed {
-                    object: chosen.object.clone(),
-                    changes,
-                    attempts: 1,
-                    model: status.model.clone(),
-                };
-            }
+            Some(chosen) => return fixed(judge.given, chosen.object.clone(), 1, &status.model),
             None => format!(
                 "the answer chose {k}, which was not offered (1-{})",
                 offered.len()
@@ -193,14 +185,7 @@ fn write(
     user: Option<&RequestUser>,
 ) -> LlmOutcome {
     let settings = judge.ctx.settings;
-    let response_schema = match settings.llm.answer_format {
-        AnswerFormat::Object => None,
-        AnswerFormat::Patch | AnswerFormat::Choice => Some(answer_schema::patch(
-            judge.ctx.schema,
-            &judge.error_pointers,
-            settings.max_patch_operations,
-        )),
-    };
+    let response_schema = written_answer_schema(judge);
     let mut feedback: Option<Feedback> = None;
     let mut previous: Option<Value> = None;
     let mut answers: Vec<String> = Vec::new();
@@ -237,15 +222,7 @@ fn write(
         let status = &correction.status;
         log_attempt(host, attempts, status, &fitted);
         match judge.judge(&status.content, previous.as_ref()) {
-            Ok(candidate) => {
-                let changes = llm_changes(judge.given, &candidate, &status.model);
-                return LlmOutcome::Fixed {
-                    object: candidate,
-                    changes,
-                    attempts,
-                    model: status.model.clone(),
-                };
-            }
+            Ok(candidate) => return fixed(judge.given, candidate, attempts, &status.model),
             Err(rejected) => {
                 let repeated = answers.iter().any(|a| a.trim() == status.content.trim());
                 let summary = if repeated {
@@ -269,6 +246,29 @@ fn write(
         }
     }
     LlmOutcome::Failed { attempts, reasons }
+}
+
+/// The schema of a written answer: a patch's, or none for a whole object.
+fn written_answer_schema(judge: &Judge) -> Option<Value> {
+    let settings = judge.ctx.settings;
+    match settings.llm.answer_format {
+        AnswerFormat::Object => None,
+        AnswerFormat::Patch | AnswerFormat::Choice => Some(answer_schema::patch(
+            judge.ctx.schema,
+            &judge.error_pointers,
+            settings.max_patch_operations,
+        )),
+    }
+}
+
+fn fixed(given: &Value, object: Value, attempts: u32, model: &str) -> LlmOutcome {
+    let changes = llm_changes(given, &object, model);
+    LlmOutcome::Fixed {
+        object,
+        changes,
+        attempts,
+        model: model.to_string(),
+    }
 }
 
 /// Why a candidate was not accepted, and what to tell the LLM next.

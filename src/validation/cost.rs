@@ -583,6 +583,43 @@ const NAMESPACES: &[&str] = &[
 fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) -> (u64, Abs<'v>) {
     // The receiver first: `a.f(b)` and `f(a, b)` alike.
     let all: Vec<Abs<'v>> = target.into_iter().chain(args).collect();
+    match function {
+        "_&&_"
+        | "_||_"
+        | "_?_:_"
+        | "@not_strictly_false"
+        | "!_"
+        | "_-_"
+        | "_*_"
+        | "_/_"
+        | "_%_"
+        | "-_"
+        | "_[_]"
+        | "_[?_]"
+        | "_?._"
+        | "size"
+        | "_==_"
+        | "_!=_"
+        | "_<_"
+        | "_<=_"
+        | "_>_"
+        | "_>=_"
+        | "@in"
+        | "_+_" => operator_cost(function, &all),
+        "matches" | "find" | "findAll" | "contains" | "startsWith" | "endsWith" | "split"
+        | "replace" | "join" | "url" | "lowerAscii" | "upperAscii" | "substring" | "trim"
+        | "format" | "strings.quote" | "charAt" => string_function_cost(function, &all),
+        "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" | "distinct" | "sort"
+        | "reverse" | "flatten" | "slice" | SORT_BY_KEYS => list_function_cost(function, &all),
+        "sets.contains" | "sets.intersects" | "sets.equivalent" | "lists.range" | "repeat"
+        | "quantity" | "isQuantity" | "isIP" | "isCIDR" | "cidr" | "ip" | "ip.isCanonical"
+        | "containsIP" | "containsCIDR" | MAP_INSERT => library_cost(function, &all),
+        _ => default_cost(&all),
+    }
+}
+
+/// CEL's operators, indexing and `size`.
+fn operator_cost<'v>(function: &str, all: &[Abs<'v>]) -> (u64, Abs<'v>) {
     let len = |i: usize| all.get(i).map(Abs::len).unwrap_or(0);
     let first = || all.first().cloned().unwrap_or_else(scalar);
     match function {
@@ -625,11 +662,15 @@ fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) ->
                 value,
             )
         }
-        "matches" | "find" | "findAll" | "contains" | "startsWith" | "endsWith" | "split"
-        | "replace" | "join" | "url" | "lowerAscii" | "upperAscii" | "substring" | "trim"
-        | "format" | "strings.quote" | "charAt" => string_function_cost(function, &all),
-        "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf" | "distinct" | "sort"
-        | "reverse" | "flatten" | "slice" | SORT_BY_KEYS => list_function_cost(function, &all),
+        _ => default_cost(all),
+    }
+}
+
+/// Kubernetes' libraries (sets, lists, quantity, IP/CIDR) and cel-go's `@mapInsert`.
+fn library_cost<'v>(function: &str, all: &[Abs<'v>]) -> (u64, Abs<'v>) {
+    let len = |i: usize| all.get(i).map(Abs::len).unwrap_or(0);
+    let first = || all.first().cloned().unwrap_or_else(scalar);
+    match function {
         "sets.contains" | "sets.intersects" | "sets.equivalent" => {
             let factor = if function == "sets.equivalent" { 2 } else { 1 };
             (
@@ -671,7 +712,7 @@ fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) ->
             };
             (1, sized(accu.len().saturating_add(added), elem))
         }
-        _ => default_cost(&all),
+        _ => default_cost(all),
     }
 }
 

@@ -10,7 +10,7 @@ use common::{
     ProxyBuilder, Road,
 };
 use fake_llm::{FakeLlm, Reply};
-use reqwest::blocking::Response;
+use reqwest::blocking::{Client, Response};
 use serde_json::Value;
 
 fn json(response: Response) -> (u16, Value) {
@@ -164,12 +164,7 @@ fn good_correction_then_cache_hit_and_metrics() {
     let (code, _) = json(client.get(proxy.correction_url("c1.AAAA")).send().unwrap());
     assert_eq!(code, 400);
 
-    let metrics = client
-        .get(proxy.url("/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
+    let metrics = metrics_text(&client, &proxy);
     assert_eq!(
         metric(
             &metrics,
@@ -248,12 +243,7 @@ fn identical_concurrent_requests_share_one_upstream_call() {
         assert_eq!(body["status"]["content"], "shared answer");
     }
     assert_eq!(llm.request_count(), 1);
-    let metrics = client
-        .get(proxy.url("/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
+    let metrics = metrics_text(&client, &proxy);
     let shared = metric(&metrics, "crfix_proxy_singleflight_shared_total");
     let hits = metric(&metrics, "crfix_proxy_cache_hits_total");
     assert_eq!(shared + hits, 19.0, "{metrics}");
@@ -314,12 +304,7 @@ fn clients_without_an_allowed_certificate_are_refused() {
     );
     let allowed = pki.client(Some(&pki.allowed_client));
     assert_eq!(allowed.get(&url).send().unwrap().status(), 200);
-    let metrics = allowed
-        .get(proxy.url("/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
+    let metrics = metrics_text(&allowed, &proxy);
     assert_eq!(
         metric(
             &metrics,
@@ -644,12 +629,7 @@ fn circuit_opens_fails_fast_and_recovers() {
         client.get(proxy.url("/readyz")).send().unwrap().status(),
         200
     );
-    let metrics = client
-        .get(proxy.url("/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
+    let metrics = metrics_text(&client, &proxy);
     assert_eq!(
         metric(&metrics, "crfix_proxy_circuit_opened_total"),
         1.0,
@@ -711,12 +691,7 @@ fn the_key_never_leaks_into_logs_responses_or_metrics() {
         bodies.push_str(&body.to_string());
     }
     assert_eq!(llm.request_count(), 5, "cached answers are not asked again");
-    let metrics = client
-        .get(proxy.url("/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
+    let metrics = metrics_text(&client, &proxy);
     bodies.push_str(&metrics);
     assert!(llm
         .requests()
@@ -786,12 +761,7 @@ fn key_file_is_reread_when_it_changes() {
         .map(|r| r.authorization.unwrap_or_default())
         .collect();
     assert_eq!(auth, ["Bearer sk-first", "Bearer sk-rotated-longer"]);
-    let metrics = client
-        .get(proxy.url("/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
+    let metrics = metrics_text(&client, &proxy);
     assert_eq!(metric(&metrics, "crfix_proxy_api_key_reloads_total"), 1.0);
 }
 
@@ -852,6 +822,16 @@ fn graceful_shutdown_finishes_in_flight_requests() {
 }
 
 /// The JSON log lines of a proxy's stderr whose message is `message`.
+/// The proxy's `/metrics` page, as the client reads it.
+fn metrics_text(client: &Client, proxy: &Proxy) -> String {
+    client
+        .get(proxy.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap()
+}
+
 fn log_events(logs: &str, message: &str) -> Vec<Value> {
     logs.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -961,12 +941,7 @@ fn per_user_budgets_attribution_and_metrics() {
     assert_eq!(response.status(), 401);
     assert_eq!(llm.request_count(), 4);
 
-    let metrics = client
-        .get(proxy.url("/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
+    let metrics = metrics_text(&client, &proxy);
     let sample = |name: &str| metric(&metrics, name);
     assert_eq!(
         sample(r#"crfix_proxy_user_requests_total{user="alice",outcome="answered"}"#),
@@ -1138,12 +1113,7 @@ fn certificates_and_client_ca_reload_without_restart() {
             .status(),
         200
     );
-    let metrics = client
-        .get(proxy.url("/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
+    let metrics = metrics_text(&client, &proxy);
     assert_eq!(
         metric(&metrics, r#"crfix_proxy_tls_reloads_total{result="ok"}"#),
         2.0,
@@ -1509,12 +1479,7 @@ fn structured_output_sends_the_schema_in_each_backend_dialect() {
             "{dialect}: without a schema"
         );
 
-        let metrics = client
-            .get(proxy.url("/metrics"))
-            .send()
-            .unwrap()
-            .text()
-            .unwrap();
+        let metrics = metrics_text(&client, &proxy);
         let counted = metric(
             &metrics,
             &format!(r#"crfix_proxy_structured_requests_total{{dialect="{dialect}"}}"#),
@@ -1597,12 +1562,7 @@ fn structured_output_replaces_json_mode_and_forwards_odd_schemas() {
     );
     assert_eq!(code, 200, "{body}");
     assert_eq!(llm.requests()[0].body["response_format"], json_object);
-    let metrics = client
-        .get(proxy.url("/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
+    let metrics = metrics_text(&client, &proxy);
     assert!(
         !metrics.contains("crfix_proxy_structured_requests_total{"),
         "{metrics}"

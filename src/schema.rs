@@ -1,5 +1,6 @@
 //! Queries on a structural schema (`openAPIV3Schema`).
 
+use regex_syntax::ast::{Ast, ClassSet, ClassSetItem, RepetitionKind};
 use serde_json::Value;
 
 /// The schema node that governs the value at `pointer` (through `properties`, `items`,
@@ -81,6 +82,122 @@ pub fn enum_values(node: &Value) -> Option<&Vec<Value>> {
     node.get("enum").and_then(Value::as_array)
 }
 
+/// The whole values a `pattern` spells out as literals (`^(@(daily|weekly)|[0-9 *]+)$` →
+/// `@daily`, `@weekly`): for a pattern, what `enum` is for an enum. At most
+/// [`MAX_PATTERN_LITERALS`]; a pattern that does not parse has none. Read from the syntax
+/// tree (no Unicode tables needed: the policy stays small).
+pub fn pattern_literals(pattern: &str) -> Vec<String> {
+    let Ok(ast) = regex_syntax::ast::parse::Parser::new().parse(pattern) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for branch in top_branches(&ast) {
+        for literal in finite_language(branch).unwrap_or_default() {
+            if !literal.is_empty() && !out.contains(&literal) {
+                out.push(literal);
+            }
+        }
+    }
+    out.truncate(MAX_PATTERN_LITERALS);
+    out
+}
+
+/// Most literals read from one pattern (and from one branch of it).
+pub const MAX_PATTERN_LITERALS: usize = 32;
+
+/// The alternatives of a pattern, anchors and groups around them removed.
+fn top_branches(ast: &Ast) -> Vec<&Ast> {
+    match ast {
+        Ast::Group(g) => top_branches(&g.ast),
+        Ast::Concat(c) => {
+            let inner: Vec<&Ast> = c
+                .asts
+                .iter()
+                .filter(|a| !matches!(a, Ast::Assertion(_)))
+                .collect();
+            match inner.as_slice() {
+                [only] => top_branches(only),
+                _ => vec![ast],
+            }
+        }
+        Ast::Alternation(a) => a.asts.iter().flat_map(top_branches).collect(),
+        _ => vec![ast],
+    }
+}
+
+/// Every string `ast` matches, when they are few (literals, groups, alternations, optional
+/// parts, classes of a few characters); `None` otherwise (and for flags, which change what
+/// a literal matches).
+fn finite_language(ast: &Ast) -> Option<Vec<String>> {
+    match ast {
+        Ast::Empty(_) | Ast::Assertion(_) => Some(vec![String::new()]),
+        Ast::Literal(l) => Some(vec![l.c.to_string()]),
+        Ast::Group(g) if g.flags().is_none() => finite_language(&g.ast),
+        Ast::ClassBracketed(class) if !class.negated => match &class.kind {
+            ClassSet::Item(item) => small_class(item),
+            ClassSet::BinaryOp(_) => None,
+        },
+        Ast::Repetition(r) if r.op.kind == RepetitionKind::ZeroOrOne => {
+            let mut out = finite_language(&r.ast)?;
+            out.push(String::new());
+            Some(out)
+        }
+        Ast::Concat(c) => {
+            let mut acc = vec![String::new()];
+            for part in &c.asts {
+                let tails = finite_language(part)?;
+                if acc.len() * tails.len() > MAX_PATTERN_LITERALS {
+                    return None;
+                }
+                acc = acc
+                    .iter()
+                    .flat_map(|head| tails.iter().map(move |tail| format!("{head}{tail}")))
+                    .collect();
+            }
+            Some(acc)
+        }
+        Ast::Alternation(a) => {
+            let mut out = Vec::new();
+            for branch in &a.asts {
+                out.extend(finite_language(branch)?);
+                if out.len() > MAX_PATTERN_LITERALS {
+                    return None;
+                }
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// The characters of a bracketed class of at most four (`[hdw]`, `[.]`).
+fn small_class(item: &ClassSetItem) -> Option<Vec<String>> {
+    const MAX_CLASS_CHARS: usize = 4;
+    let mut out = Vec::new();
+    let items = match item {
+        ClassSetItem::Union(u) => u.items.iter().collect::<Vec<_>>(),
+        other => vec![other],
+    };
+    for item in items {
+        match item {
+            ClassSetItem::Literal(l) => out.push(l.c.to_string()),
+            ClassSetItem::Range(r) => {
+                for c in r.start.c..=r.end.c {
+                    out.push(c.to_string());
+                    if out.len() > MAX_CLASS_CHARS {
+                        return None;
+                    }
+                }
+            }
+            _ => return None,
+        }
+        if out.len() > MAX_CLASS_CHARS {
+            return None;
+        }
+    }
+    Some(out)
+}
+
 /// The node's `default`, if any.
 pub fn default_value(node: &Value) -> Option<&Value> {
     node.get("default")
@@ -90,6 +207,41 @@ pub fn default_value(node: &Value) -> Option<&Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn pattern_literals_are_the_whole_values_a_pattern_spells_out() {
+        let cron = r"^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[0-9*,/-]+ +[0-9*,/-]+ +[0-9*,/?LW-]+ +[0-9A-Za-z*,/-]+ +[0-9A-Za-z*,/?L#-]+)$";
+        assert_eq!(
+            pattern_literals(cron),
+            [
+                "@yearly",
+                "@annually",
+                "@monthly",
+                "@weekly",
+                "@daily",
+                "@midnight",
+                "@hourly"
+            ]
+        );
+        assert_eq!(
+            pattern_literals(r"^(UTC|[A-Z][A-Za-z_]+(/[A-Za-z0-9_+-]+)+)$"),
+            ["UTC"]
+        );
+        assert_eq!(
+            pattern_literals("^v?1\\.(0|1)$"),
+            ["v1.0", "v1.1", "1.0", "1.1"]
+        );
+        assert!(pattern_literals(r"^[1-9][0-9]*[hdw]$").is_empty());
+        assert!(pattern_literals("^(unclosed").is_empty());
+        let many = format!(
+            "^({})$",
+            (0..100)
+                .map(|i| format!("v{i}"))
+                .collect::<Vec<_>>()
+                .join("|")
+        );
+        assert!(pattern_literals(&many).len() <= MAX_PATTERN_LITERALS);
+    }
 
     #[test]
     fn node_at_follows_properties_items_and_maps() {

@@ -699,3 +699,34 @@ fn the_model_picks_a_checked_candidate_and_only_a_number_is_accepted() {
         assert_eq!(double.requests().len(), 1, "{answer}");
     }
 }
+
+/// Through the real .wasm: a value that says two things, and a missing value the object
+/// holds nowhere, are rejected without asking the model (any answer would be a guess).
+#[test]
+fn guesses_are_not_asked_for() {
+    let mut contradiction = readme_cluster_extension("Catalog");
+    contradiction["spec"]["source"]["catalog"]["packageName"] = json!("argocd-operator");
+    contradiction["spec"]["source"]["catalog"]["upgradeConstraintPolicy"] =
+        json!("SelfCertified (only take upgrade edges the catalog provides)");
+    let mut nowhere = readme_cluster_extension("Catalog");
+    nowhere["metadata"]["labels"] = json!({});
+    for (object, expected) in [
+        (
+            contradiction,
+            "upgradeConstraintPolicy names two allowed values, \"CatalogProvided\" and \"SelfCertified\"",
+        ),
+        (
+            nowhere,
+            "no value for /spec/source/catalog/packageName",
+        ),
+    ] {
+        let (host, double) = with_llm(
+            PolicyHost::policy().unwrap_or_else(|e| panic!("{e:#}")),
+            Arc::new(|_, _| Ok("{\"choice\": 1}".to_string())),
+        );
+        let response = validate(&host, object, &choice_settings());
+        assert_eq!(response["accepted"], false, "{response:#}");
+        assert!(message(&response).contains(expected), "{}", message(&response));
+        assert!(double.requests().is_empty());
+    }
+}

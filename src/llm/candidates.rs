@@ -270,6 +270,16 @@ fn resolutions(
         options.push(vec![Edit::Remove(p.to_string())]);
     }
     for kind in kinds {
+        if let (ErrorKind::Pattern { pattern }, Some(Value::String(said))) = (kind, value) {
+            // The pattern's own whole values the user named (`"daily at midnight"` →
+            // `@daily`, `@midnight`); unnamed ones are no reading of the value.
+            options.extend(
+                schema::pattern_literals(pattern)
+                    .into_iter()
+                    .filter(|l| super::contradiction::names_in_full(said, l))
+                    .map(|l| vec![Edit::Set(p.to_string(), Value::from(l))]),
+            );
+        }
         match (kind, value) {
             (ErrorKind::Enum { allowed }, Some(v)) => {
                 options.extend(enum_options(p, allowed, v));
@@ -311,17 +321,20 @@ fn resolutions(
     options
 }
 
-/// The allowed values, those the user's text names first.
+/// The allowed values, those the user's text names first; none the text negates
+/// (`"not Strict"`).
 fn enum_options(p: &str, allowed: &[Value], value: &Value) -> Vec<Resolution> {
-    let said = crate::nearest::canonical(&scalar_text(value));
+    let text = scalar_text(value);
+    let named = super::contradiction::named_values(&text, allowed);
     let mut ranked: Vec<(bool, &Value)> = allowed
         .iter()
-        .map(|a| {
-            let named = a
-                .as_str()
-                .is_some_and(|s| !s.is_empty() && said.contains(&crate::nearest::canonical(s)));
-            (!named, a)
+        .filter(|a| {
+            // Named in full but not a reading: negated, or part of a longer named value.
+            !a.as_str().is_some_and(|s| {
+                super::contradiction::names_in_full(&text, s) && !named.contains(&s)
+            })
         })
+        .map(|a| (!a.as_str().is_some_and(|s| named.contains(&s)), a))
         .collect();
     ranked.sort_by_key(|(unnamed, _)| *unnamed);
     ranked
@@ -482,12 +495,30 @@ fn named_reference(s: &str, node: &Value) -> Vec<Value> {
     else {
         return Vec::new();
     };
-    if s.trim().is_empty() || s.contains(char::is_whitespace) {
+    let s = s.trim();
+    if s.is_empty() || s.contains(char::is_whitespace) {
         return Vec::new();
     }
-    let mut m = Map::new();
-    m.insert(target.to_string(), Value::from(s.trim()));
-    vec![Value::Object(m)]
+    let mut out = vec![serde_json::json!({ target: s })];
+    // `"billing-backup-s3/credentials.json"`: the name, and the rest for another string
+    // property of the reference (`key`).
+    for sep in ['/', ':'] {
+        let Some((head, tail)) = s.split_once(sep) else {
+            continue;
+        };
+        let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+            break;
+        };
+        if head.is_empty() || tail.is_empty() {
+            continue;
+        }
+        for (other, child) in properties {
+            if other != target && schema::type_of(child) == "string" {
+                out.push(serde_json::json!({ target: head, other.as_str(): tail }));
+            }
+        }
+    }
+    out
 }
 
 /// A number and a unit written apart or spelt out (`"30 days"`, `"512 MiB"`) joined the way
@@ -705,27 +736,30 @@ fn fill_object(sources: &Sources, p: &str, node: &Value, depth: usize) -> Vec<Va
     out
 }
 
-/// A missing string: the user's texts whole, then their named words, then the object's name
-/// (it says least), then their plain words.
+/// A missing string: what the user wrote for this field — the old object's value, a field of
+/// a similar name, a label or annotation whose key names it — whole, then its named words;
+/// then the words next to a mention of the field in a label or annotation (`"Deploys Argo CD
+/// into the argocd-system namespace."` for `namespace`). Never a text that says nothing
+/// about the field: an unrelated label or the object's name would be a guess.
 fn fill_string(sources: &Sources, p: &str) -> Vec<Value> {
-    let texts = source_texts(sources, p);
-    let texts: Vec<&String> = texts
+    let field = pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
+    let (about, others) = source_texts(sources, p);
+    let bounded = |t: &&String| t.chars().count() <= MAX_SPLIT_CHARS;
+    let about: Vec<&String> = about.iter().filter(bounded).collect();
+    let mentioned: Vec<String> = others
         .iter()
-        .filter(|t| t.chars().count() <= MAX_SPLIT_CHARS)
+        .filter(bounded)
+        .flat_map(|t| words_near_a_mention(t, &field))
         .collect();
-    let words: Vec<String> = texts.iter().flat_map(|t| named_words(t)).collect();
+    let words: Vec<String> = about.iter().flat_map(|t| named_words(t)).collect();
     let (named, plain): (Vec<&String>, Vec<&String>) =
         words.iter().partition(|w| looks_like_name(w));
-    let object_name = sources
-        .given
-        .pointer("/metadata/name")
-        .and_then(Value::as_str);
-    let ordered = texts
+    let ordered = about
         .into_iter()
-        .map(String::as_str)
-        .chain(named.into_iter().map(String::as_str))
-        .chain(object_name)
-        .chain(plain.into_iter().map(String::as_str));
+        .chain(named)
+        .chain(mentioned.iter())
+        .chain(plain)
+        .map(String::as_str);
     let mut unique: Vec<Value> = Vec::new();
     for text in ordered {
         let v = Value::from(text);
@@ -737,39 +771,106 @@ fn fill_string(sources: &Sources, p: &str) -> Vec<Value> {
     unique
 }
 
-/// The texts a missing value at `p` may come from: the old object's value there, fields of
-/// a similar name elsewhere, label and annotation values (crfix's own annotation excepted).
-fn source_texts(sources: &Sources, p: &str) -> Vec<String> {
+/// How many words either side of a mention of a field may be its value.
+const MENTION_WINDOW: usize = 3;
+
+/// The words of `text` close to a mention of `field` (its name, or its first word of four
+/// letters or more: `package` for `packageName`), those that look like names first.
+fn words_near_a_mention(text: &str, field: &str) -> Vec<String> {
+    let all = words(text);
+    let whole = crate::nearest::canonical(field);
+    let first: String = field
+        .chars()
+        .take_while(|c| !c.is_uppercase())
+        .collect::<String>()
+        .to_lowercase();
+    let mentions = |w: &str| {
+        let c = crate::nearest::canonical(w);
+        c == whole || format!("{whole}s") == c || (first.len() >= 4 && c == first)
+    };
+    let mut near: Vec<String> = Vec::new();
+    for (i, w) in all.iter().enumerate() {
+        if !mentions(w) {
+            continue;
+        }
+        let window = all[i.saturating_sub(MENTION_WINDOW)..(i + MENTION_WINDOW + 1).min(all.len())]
+            .iter()
+            .filter(|x| !mentions(x) && !FUNCTION_WORDS.contains(&x.to_lowercase().as_str()));
+        for x in window {
+            if !near.contains(x) {
+                near.push(x.clone());
+            }
+        }
+    }
+    near.sort_by_key(|w| !looks_like_name(w));
+    near
+}
+
+/// The texts a missing value at `p` may come from: those about this field (the old object's
+/// value there, fields of a similar name elsewhere, labels and annotations whose key names
+/// it), and the other label and annotation values (crfix's own annotation excepted).
+fn source_texts(sources: &Sources, p: &str) -> (Vec<String>, Vec<String>) {
     let name = pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
-    let mut texts: Vec<String> = Vec::new();
+    let mut about: Vec<String> = Vec::new();
+    let mut others: Vec<String> = Vec::new();
     if let Some(old) = sources
         .old_object
         .and_then(|o| o.pointer(p))
         .and_then(Value::as_str)
     {
-        texts.push(old.to_string());
+        about.push(old.to_string());
     }
     for (at, text) in strings(sources.given, "") {
-        let leaf = pointer::split_last(&at).map(|(_, n)| n).unwrap_or_default();
-        if at != p && similar_name(&leaf, &name) {
-            texts.push(text.to_string());
+        if at != p && same_field(&at, p) {
+            about.push(text.to_string());
         }
     }
     for key in ["labels", "annotations"] {
-        if let Some(map) = sources
+        let Some(map) = sources
             .given
             .get("metadata")
             .and_then(|m| m.get(key))
             .and_then(Value::as_object)
-        {
-            texts.extend(
-                map.iter()
-                    .filter(|(k, _)| k.as_str() != crate::guardrails::REPAIR_ANNOTATION)
-                    .filter_map(|(_, v)| v.as_str().map(str::to_string)),
-            );
+        else {
+            continue;
+        };
+        for (k, v) in map {
+            let Some(v) = v.as_str() else { continue };
+            if k == crate::guardrails::REPAIR_ANNOTATION {
+                continue;
+            }
+            // `app.kubernetes.io/name` names a `packageName`; `team` names nothing here.
+            let last = k.rsplit(['/', '.']).next().unwrap_or(k);
+            if !generic(&name) && similar_name(last, &name) {
+                about.push(v.to_string());
+            } else {
+                others.push(v.to_string());
+            }
         }
     }
-    texts
+    (about, others)
+}
+
+/// A field name too common to say what it names alone (`name`, `key`, `type`).
+fn generic(name: &str) -> bool {
+    crate::nearest::canonical(name).chars().count() < 5
+}
+
+/// Do pointers `a` and `b` name the same kind of field: similar names, and for a generic
+/// name, similar parents too (`secretRef/name` is not `serviceAccount/name`)?
+fn same_field(a: &str, b: &str) -> bool {
+    let (Some((pa, na)), Some((pb, nb))) = (pointer::split_last(a), pointer::split_last(b)) else {
+        return false;
+    };
+    if !similar_name(&na, &nb) {
+        return false;
+    }
+    if !generic(&nb) {
+        return true;
+    }
+    let parent = |p: &str| pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
+    let (a, b) = (parent(pa), parent(pb));
+    !a.is_empty() && similar_name(&a, &b)
 }
 
 /// Every string leaf of the object's spec-like part (not metadata), with its pointer.
@@ -1008,6 +1109,73 @@ mod tests {
     }
 
     #[test]
+    fn a_patterns_whole_values_are_offered_when_the_user_named_them() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"schedule": {"type": "string",
+                "pattern": "^(@(daily|hourly|midnight)|[0-9*]+ [0-9*]+)$"}}}}});
+        let at = |said: &str| {
+            let given = json!({"spec": {"schedule": said}});
+            let sources = Sources {
+                schema: &schema,
+                given: &given,
+                old_object: None,
+                protected: &[],
+            };
+            let kind = ErrorKind::Pattern {
+                pattern: "^(@(daily|hourly|midnight)|[0-9*]+ [0-9*]+)$".into(),
+            };
+            resolutions(&sources, "/spec/schedule", &[&kind], &[])
+                .into_iter()
+                .filter_map(|r| match r.as_slice() {
+                    [Edit::Set(_, v)] => v.as_str().map(str::to_string),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        let options = at("daily at midnight");
+        assert_eq!(options[..2], ["@daily", "@midnight"], "{options:?}");
+        assert!(!options.iter().any(|o| o == "@hourly"), "{options:?}");
+        assert!(!at("CST").iter().any(|o| o.starts_with('@')));
+    }
+
+    #[test]
+    fn a_missing_value_comes_only_from_text_about_that_field() {
+        let fill = |given: Value, p: &str| {
+            let schema = json!({"type": "object"});
+            let sources = Sources {
+                schema: &schema,
+                given: &given,
+                old_object: None,
+                protected: &[],
+            };
+            fill_string(&sources, p)
+        };
+        // An unrelated label and the object's own name say nothing about the namespace.
+        let given = json!({"metadata": {"name": "argocd", "labels": {"team": "payments"}},
+            "spec": {}});
+        assert!(fill(given, "/spec/namespace").is_empty());
+        // A label whose key names the field, and prose that mentions it next to a name.
+        let given = json!({"metadata": {"name": "argocd",
+            "labels": {"app.kubernetes.io/name": "argocd-operator", "team": "payments"},
+            "annotations": {"description": "Deploys Argo CD into the argocd-system namespace."}},
+            "spec": {}});
+        assert_eq!(
+            fill(given.clone(), "/spec/source/catalog/packageName"),
+            [json!("argocd-operator")]
+        );
+        assert_eq!(fill(given, "/spec/namespace"), [json!("argocd-system")]);
+        // A generic name (`name`) is filled from the same field under a similar parent only.
+        let given = json!({"metadata": {"name": "x", "labels": {"app.kubernetes.io/name": "wiki"}},
+            "spec": {"serviceAccount": {"name": "backup-runner"},
+                     "source": {"secretRef": {"name": "wiki-s3"}}}});
+        assert!(fill(given.clone(), "/spec/destination/keySecret/name").is_empty());
+        assert_eq!(
+            fill(given, "/spec/destination/secretRef/name"),
+            [json!("wiki-s3")]
+        );
+    }
+
+    #[test]
     fn strings_rewritten_into_the_shape_the_schema_wants() {
         let selector = json!({"type": "object", "properties": {
             "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
@@ -1026,6 +1194,11 @@ mod tests {
         assert_eq!(
             rewrites(&json!("media-backup"), &reference),
             vec![json!({"name": "media-backup"})]
+        );
+        let options = rewrites(&json!("billing-backup-s3/credentials.json"), &reference);
+        assert!(
+            options.contains(&json!({"name": "billing-backup-s3", "key": "credentials.json"})),
+            "{options:?}"
         );
         let list = json!({"type": "array", "items": {"type": "string"}});
         let options = rewrites(&json!("candidate (was stable)"), &list);

@@ -182,10 +182,21 @@ fn check_grounding(
     }
 
     let written_numbers: BTreeSet<String> = written.iter().flat_map(|l| numbers(&l.text)).collect();
+    let mut candidate_names = BTreeSet::new();
+    leaves(candidate, "", 0, &mut |_, v| {
+        if let Value::String(s) = v {
+            candidate_names.extend(names_with_digits(s));
+        }
+    });
     for leaf in &lost {
+        let kept: BTreeSet<String> = names_with_digits(&leaf.text)
+            .into_iter()
+            .filter(|w| candidate_names.contains(w))
+            .flat_map(|w| numbers(&w))
+            .collect();
         if let Some(dropped) = numbers(&leaf.text)
             .into_iter()
-            .find(|n| !written_numbers.contains(n))
+            .find(|n| !written_numbers.contains(n) && !kept.contains(n))
         {
             violations.push(Violation {
                 pointer: leaf.pointer.clone(),
@@ -355,6 +366,15 @@ fn first_unsupported(sources: &[&Evidence], text: &str) -> Option<String> {
 fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphabetic())
         .filter(|w| w.chars().count() >= 2)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Words of letters and digits together (`s3`, `ipv6`), lower case: a number inside one is
+/// part of a name, kept when the name is (`s3://bucket` → `provider: S3`).
+fn names_with_digits(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().any(char::is_alphabetic) && w.chars().any(|c| c.is_ascii_digit()))
         .map(str::to_lowercase)
         .collect()
 }

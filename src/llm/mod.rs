@@ -11,6 +11,7 @@
 mod answer;
 mod answer_schema;
 mod candidates;
+mod contradiction;
 mod evidence;
 mod prompt;
 mod transport;
@@ -90,10 +91,38 @@ pub fn correct(
             )],
         };
     }
+    if let Some(reason) = self_contradiction(ctx, object, outcome) {
+        return LlmOutcome::Failed {
+            attempts: 0,
+            reasons: vec![reason],
+        };
+    }
     if ctx.settings.llm.answer_format == AnswerFormat::Choice {
         let offered = judge.candidates(outcome);
         if !offered.is_empty() {
             return choose(&judge, host, outcome, user, &offered);
+        }
+        if outcome
+            .errors
+            .iter()
+            .all(|e| object.pointer(&e.pointer).is_none())
+        {
+            // Every error is a missing value (required, or a rule on an absent field), and
+            // crfix looked wherever an answer may take one from (the old object, fields of
+            // the same name, labels and annotations about the field) and found none that
+            // passes the checks: whatever the model wrote would be invented.
+            return LlmOutcome::Failed {
+                attempts: 0,
+                reasons: vec![format!(
+                    "not asked: no value for {} in the object; only the user can give it",
+                    outcome
+                        .errors
+                        .iter()
+                        .map(|e| e.pointer.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )],
+            };
         }
         host.log(
             LogLevel::Info,
@@ -101,6 +130,27 @@ pub fn correct(
         );
     }
     write(&judge, host, outcome, user)
+}
+
+/// The first error whose value contradicts itself (two enum values, two amounts): any fix
+/// would drop one of the user's two statements, so only the user can decide.
+fn self_contradiction(
+    ctx: &RepairContext,
+    object: &Value,
+    outcome: &ValidationOutcome,
+) -> Option<String> {
+    outcome.errors.iter().find_map(|e| {
+        let value = object.pointer(&e.pointer)?;
+        let node = schema::node_at(ctx.schema, &e.pointer);
+        let old = ctx.old_object.and_then(|o| o.pointer(&e.pointer));
+        contradiction::find(node, value, old).map(|c| {
+            format!(
+                "not asked: {} {}; only the user can say which one is meant",
+                e.field_path(),
+                c
+            )
+        })
+    })
 }
 
 /// One request: the model picks one of the `offered` candidates by number, or 0. Every
@@ -441,7 +491,7 @@ impl Judge<'_, '_> {
         violations.extend(
             evidence::check(ctx.settings, given, ctx.old_object, &candidate)
                 .into_iter()
-                .filter(|v| !(enum_is_evidence && self.in_enum(&candidate, &v.pointer))),
+                .filter(|v| !(enum_is_evidence && self.in_schema(&candidate, &v.pointer))),
         );
         let validation = validation::validate(ctx.schema, &candidate, ctx.old_object, ctx.options);
         if violations.is_empty() && validation.is_valid() {
@@ -477,13 +527,21 @@ impl Judge<'_, '_> {
         })
     }
 
-    /// Is the candidate's value at `p` one of the schema's enum values there?
-    fn in_enum(&self, candidate: &Value, p: &str) -> bool {
+    /// Is the candidate's value at `p` one the schema spells out there (an enum value, a
+    /// whole value of its pattern)?
+    fn in_schema(&self, candidate: &Value, p: &str) -> bool {
         let (Some(value), Some(node)) = (candidate.pointer(p), schema::node_at(self.ctx.schema, p))
         else {
             return false;
         };
         schema::enum_values(node).is_some_and(|allowed| allowed.contains(value))
+            || node
+                .get("pattern")
+                .and_then(Value::as_str)
+                .zip(value.as_str())
+                .is_some_and(|(pattern, v)| {
+                    schema::pattern_literals(pattern).iter().any(|l| l == v)
+                })
     }
 }
 

@@ -665,15 +665,19 @@ fn the_model_chooses_among_checked_candidates() {
 #[test]
 fn metadata_name_is_never_offered_for_a_verbatim_path() {
     // Without the label, the only word for the package is metadata.name ("argocd"): the
-    // verbatim rule refuses it, so crfix offers nothing and the model is asked to write.
+    // verbatim rule refuses it, so crfix has nothing to offer for the missing value and does
+    // not ask the model to invent one.
     let mut given = given();
     given["metadata"]["labels"] = json!({});
-    let (out, requests) = run_on(
-        &choice_settings(),
-        &given,
-        &outcome(),
-        &[ok("{\"patch\": []}")],
+    let (out, requests) = run_on(&choice_settings(), &given, &outcome(), &[]);
+    assert!(requests.is_empty());
+    assert!(
+        matches!(&out, LlmOutcome::Failed { attempts: 0, reasons }
+            if reasons[0].contains("not asked: no value for /spec/source/catalog/packageName")),
+        "{out:?}"
     );
+    // Asked to write (answerFormat: patch), the model gets a patch schema for that path only.
+    let (out, requests) = run_on(&settings(1), &given, &outcome(), &[ok("{\"patch\": []}")]);
     assert_eq!(requests.len(), 1);
     assert_ne!(requests[0].messages[0].content, prompt::CHOICE_RULES);
     let schema = requests[0]
@@ -686,6 +690,29 @@ fn metadata_name_is_never_offered_for_a_verbatim_path() {
     );
     assert!(
         matches!(&out, LlmOutcome::Failed { attempts: 1, reasons } if reasons[0].contains("empty patch")),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_value_that_contradicts_itself_is_never_sent() {
+    let mut given = fixed();
+    given["spec"]["source"]["catalog"]["version"] = json!("1.2 (14d old, one month at most)");
+    let errors = ValidationOutcome {
+        errors: vec![FieldError {
+            pointer: "/spec/source/catalog/version".into(),
+            kind: ErrorKind::Pattern {
+                pattern: "^[0-9.]+$".into(),
+            },
+            message: "Invalid value".into(),
+        }],
+        warnings: vec![],
+    };
+    let (out, requests) = run_on(&choice_settings(), &given, &errors, &[]);
+    assert!(requests.is_empty());
+    assert!(
+        matches!(&out, LlmOutcome::Failed { attempts: 0, reasons }
+            if reasons[0].contains("two different amounts, \"14d\" and \"one month\"")),
         "{out:?}"
     );
 }

@@ -222,6 +222,24 @@ fn a_rewrite_may_not_drop_a_number() {
 }
 
 #[test]
+fn a_number_inside_a_name_the_object_still_states_is_not_dropped() {
+    // b04: `s3://bucket/path` split into bucket and prefix; the scheme's `s3` is the provider.
+    let backup = |destination: Value| {
+        json!({"apiVersion": "storage.example.com/v1", "kind": "BackupSchedule",
+               "metadata": {"name": "media"}, "spec": {"destination": destination}})
+    };
+    let given = backup(json!({"provider": "S3", "bucket": "s3://acme-media/uploads/daily"}));
+    let split =
+        backup(json!({"provider": "S3", "bucket": "acme-media", "prefix": "uploads/daily"}));
+    assert_accepted(&given, &split);
+    // Without the provider saying it, the `3` of `s3` is gone.
+    let given = backup(json!({"provider": "GCS", "bucket": "s3://acme-media/uploads/daily"}));
+    let split =
+        backup(json!({"provider": "GCS", "bucket": "acme-media", "prefix": "uploads/daily"}));
+    assert_refused(&given, &split, "/spec/destination/bucket", "drops 3");
+}
+
+#[test]
 fn a_rewrite_may_not_invent_words_or_numbers() {
     // 09: "off" is not "Strict" (nor, without evidence, "None").
     let mut given = catalog(json!({}));

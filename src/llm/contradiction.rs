@@ -1,0 +1,447 @@
+//! Values that contradict themselves: `"SelfCertified (only take upgrade edges the catalog
+//! provides)"` names two of the field's enum values, `"14d (one month)"` states two different
+//! amounts. Whichever reading a fix keeps, it drops the other, and nothing in the object says
+//! which one the user meant: such an error is never sent to the LLM (measured with `make
+//! e2e-llm`: small models pick the reading the value names first, a confident wrong fix).
+//!
+//! On UPDATE a reading equal to the old object's value is the past (`"CatalogProvided (was
+//! SelfCertified)"`), not a second wish, and does not count.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::schema;
+
+/// Longest value checked (longer ones are not a remark on a value).
+const MAX_CHARS: usize = 512;
+/// Two amounts closer than this (relative) are the same amount said twice (`30d (a month)`).
+const SAME_AMOUNT: f64 = 0.1;
+
+/// Two readings of one value that cannot both hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contradiction {
+    pub first: String,
+    pub second: String,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    EnumValues,
+    Amounts,
+}
+
+impl fmt::Display for Contradiction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            Kind::EnumValues => "names two allowed values",
+            Kind::Amounts => "states two different amounts",
+        };
+        write!(f, "{what}, {:?} and {:?}", self.first, self.second)
+    }
+}
+
+/// The contradiction in the user's `value` for a field of schema `node`, if any. `old` is the
+/// old object's value at the same place on UPDATE.
+pub fn find(node: Option<&Value>, value: &Value, old: Option<&Value>) -> Option<Contradiction> {
+    let Value::String(text) = value else {
+        return None;
+    };
+    if text.chars().count() > MAX_CHARS {
+        return None;
+    }
+    named_enum_values(node, text, old).or_else(|| different_amounts(text, old))
+}
+
+/// Two enum values of `node` each named in full by `text` (every word of the value, in any
+/// form: `provides` names the `Provided` of `CatalogProvided`), neither negated.
+fn named_enum_values(
+    node: Option<&Value>,
+    text: &str,
+    old: Option<&Value>,
+) -> Option<Contradiction> {
+    let allowed: Vec<Value> = node
+        .and_then(schema::enum_values)?
+        .iter()
+        .filter(|a| Some(*a) != old)
+        .cloned()
+        .collect();
+    match named_values(text, &allowed).as_slice() {
+        [first, second, ..] => Some(Contradiction {
+            first: first.to_string(),
+            second: second.to_string(),
+            kind: Kind::EnumValues,
+        }),
+        _ => None,
+    }
+}
+
+/// Words that turn the value named after them into what the user does not want.
+const NEGATIONS: [&str; 11] = [
+    "not", "no", "never", "without", "except", "instead", "nor", "don", "doesn", "isn", "shouldn",
+];
+
+/// The values of `allowed` that `text` names in full and does not negate (`"not Strict"`),
+/// those whose words are part of another named value (`Pre` in `PreStop`) left out.
+pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
+    let said = words(text);
+    let named: Vec<(&str, Vec<String>)> = allowed
+        .iter()
+        .filter_map(Value::as_str)
+        .filter_map(|a| {
+            let needed = words(a);
+            let at = position_in_full(&said, &needed)?;
+            let negated = said[at.saturating_sub(2)..at]
+                .iter()
+                .any(|w| NEGATIONS.contains(&w.as_str()));
+            (!negated).then_some((a, needed))
+        })
+        .collect();
+    named
+        .iter()
+        .filter(|(a, needed)| {
+            !named.iter().any(|(b, other)| {
+                a != b && other.len() > needed.len() && needed.iter().all(|n| other.contains(n))
+            })
+        })
+        .map(|(a, _)| *a)
+        .collect()
+}
+
+/// Where the first word of `needed` is said, when every word of it is.
+/// The words may also be written together (`selfcertified`).
+fn position_in_full(said: &[String], needed: &[String]) -> Option<usize> {
+    if needed.is_empty() {
+        return None;
+    }
+    let together = needed.concat();
+    if let Some(at) = said.iter().position(|w| same_word(&together, w)) {
+        return Some(at);
+    }
+    if !needed.iter().all(|n| said.iter().any(|w| same_word(n, w))) {
+        return None;
+    }
+    said.iter().position(|w| same_word(&needed[0], w))
+}
+
+/// Does `text` name `value` in full: every word of the value, in any form (`"every hour"`
+/// names `@hourly`)?
+pub fn names_in_full(text: &str, value: &str) -> bool {
+    position_in_full(&words(text), &words(value)).is_some()
+}
+
+/// Words of two or more letters, lower case, split where a lower-case letter meets an
+/// upper-case one (`SelfCertified` → `self`, `certified`).
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for run in text.split(|c: char| !c.is_alphabetic()) {
+        let mut current = String::new();
+        let mut previous_lower = false;
+        for c in run.chars() {
+            if c.is_uppercase() && previous_lower {
+                out.push(std::mem::take(&mut current));
+            }
+            previous_lower = c.is_lowercase();
+            current.extend(c.to_lowercase());
+        }
+        out.push(current);
+    }
+    out.retain(|w| w.chars().count() >= 2);
+    out
+}
+
+/// The same word up to its ending (`provides`/`provided`, `catalog`/`catalogs`); short words
+/// only when equal.
+fn same_word(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let longer = a.chars().count().max(b.chars().count());
+    common >= 4 && common + 3 >= longer
+}
+
+/// Two amounts of the same kind (durations, sizes) that differ: `"14d (one month)"`.
+fn different_amounts(text: &str, old: Option<&Value>) -> Option<Contradiction> {
+    let old_amounts: Vec<Amount> = match old {
+        Some(Value::String(s)) => amounts(s),
+        _ => Vec::new(),
+    };
+    let found: Vec<Amount> = amounts(text)
+        .into_iter()
+        .filter(|a| !old_amounts.iter().any(|o| o.same_as(a)))
+        .collect();
+    for (i, a) in found.iter().enumerate() {
+        if let Some(b) = found[i + 1..]
+            .iter()
+            .find(|b| b.dimension == a.dimension && !b.same_as(a))
+        {
+            return Some(Contradiction {
+                first: a.said.clone(),
+                second: b.said.clone(),
+                kind: Kind::Amounts,
+            });
+        }
+    }
+    None
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Dimension {
+    Time,
+    Size,
+}
+
+/// An amount written in the text: `14d`, `30 days`, `one month`, `512 MiB`.
+#[derive(Debug, Clone)]
+struct Amount {
+    said: String,
+    dimension: Dimension,
+    /// In seconds or bytes.
+    value: f64,
+}
+
+impl Amount {
+    fn same_as(&self, other: &Amount) -> bool {
+        self.dimension == other.dimension
+            && (self.value - other.value).abs() <= SAME_AMOUNT * self.value.max(other.value)
+    }
+}
+
+const DAY: f64 = 86_400.0;
+
+/// Unit words and symbols, case-sensitive where case changes the meaning (`M` mega, `m`
+/// minutes; durations and quantities as Kubernetes and people write them).
+fn unit(word: &str) -> Option<(Dimension, f64)> {
+    use Dimension::{Size, Time};
+    let lower = word.to_lowercase();
+    let time = match lower.as_str() {
+        "s" | "sec" | "secs" | "second" | "seconds" => Some(1.0),
+        "min" | "mins" | "minute" | "minutes" => Some(60.0),
+        "h" | "hr" | "hrs" | "hour" | "hours" => Some(3_600.0),
+        "d" | "day" | "days" => Some(DAY),
+        "w" | "wk" | "wks" | "week" | "weeks" => Some(7.0 * DAY),
+        "fortnight" | "fortnights" => Some(14.0 * DAY),
+        "mo" | "month" | "months" => Some(30.0 * DAY),
+        "y" | "yr" | "yrs" | "year" | "years" => Some(365.0 * DAY),
+        _ => None,
+    };
+    if word == "m" {
+        return Some((Time, 60.0));
+    }
+    if let Some(t) = time {
+        return Some((Time, t));
+    }
+    let size = match word {
+        "B" | "byte" | "bytes" => 1.0,
+        "k" | "K" | "kB" | "KB" => 1e3,
+        "Ki" | "KiB" => 1024.0,
+        "M" | "MB" => 1e6,
+        "Mi" | "MiB" => 1024.0 * 1024.0,
+        "G" | "GB" => 1e9,
+        "Gi" | "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "T" | "TB" => 1e12,
+        "Ti" | "TiB" => 1024.0_f64.powi(4),
+        _ => return None,
+    };
+    Some((Size, size))
+}
+
+fn number_word(word: &str) -> Option<f64> {
+    const WORDS: [(&str, f64); 22] = [
+        ("a", 1.0),
+        ("an", 1.0),
+        ("one", 1.0),
+        ("two", 2.0),
+        ("three", 3.0),
+        ("four", 4.0),
+        ("five", 5.0),
+        ("six", 6.0),
+        ("seven", 7.0),
+        ("eight", 8.0),
+        ("nine", 9.0),
+        ("ten", 10.0),
+        ("eleven", 11.0),
+        ("twelve", 12.0),
+        ("fourteen", 14.0),
+        ("fifteen", 15.0),
+        ("twenty", 20.0),
+        ("thirty", 30.0),
+        ("forty", 40.0),
+        ("sixty", 60.0),
+        ("ninety", 90.0),
+        ("hundred", 100.0),
+    ];
+    let lower = word.to_lowercase();
+    WORDS.iter().find(|(w, _)| *w == lower).map(|(_, n)| *n)
+}
+
+/// The amounts of a text: a number with a unit glued on (`14d`, `512Mi`) or after it (`30
+/// days`), or a number word before a unit word (`one month`, `half a day`).
+fn amounts(text: &str) -> Vec<Amount> {
+    let tokens: Vec<&str> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+        .map(|t| t.trim_matches('.'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let token = tokens[i];
+        let split = token
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(token.len());
+        let (digits, glued) = token.split_at(split);
+        let number = if digits.is_empty() {
+            None
+        } else {
+            digits.parse::<f64>().ok()
+        };
+        let mut found = None;
+        if let Some(n) = number {
+            if !glued.is_empty() {
+                found = unit(glued).map(|u| (n, u, token.to_string(), 1));
+            } else if let Some(u) = tokens.get(i + 1).and_then(|w| unit(w)) {
+                found = Some((n, u, format!("{token} {}", tokens[i + 1]), 2));
+            }
+        } else if let Some(n) = number_word(token) {
+            // Only a unit word here (`one m` says nothing).
+            let next = tokens.get(i + 1).filter(|w| w.chars().count() >= 2);
+            if let Some(u) = next.and_then(|w| unit(w)) {
+                let half = i > 0 && tokens[i - 1].eq_ignore_ascii_case("half");
+                let n = if half { n / 2.0 } else { n };
+                found = Some((n, u, format!("{token} {}", tokens[i + 1]), 2));
+            }
+        }
+        match found {
+            Some((n, (dimension, scale), said, used)) => {
+                out.push(Amount {
+                    said,
+                    dimension,
+                    value: n * scale,
+                });
+                i += used;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn policy_node() -> Value {
+        json!({"type": "string", "enum": ["CatalogProvided", "SelfCertified"]})
+    }
+
+    #[test]
+    fn two_enum_values_named_in_full_contradict() {
+        let c = find(
+            Some(&policy_node()),
+            &json!("SelfCertified (only take upgrade edges the catalog provides)"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            (c.first.as_str(), c.second.as_str()),
+            ("CatalogProvided", "SelfCertified")
+        );
+        assert!(c.to_string().contains("two allowed values"));
+    }
+
+    #[test]
+    fn a_word_shared_with_another_value_is_not_naming_it() {
+        // `catalog` alone does not name CatalogProvided.
+        let prose = json!("ignore the catalog upgrade graph (self-certified upgrades)");
+        assert_eq!(find(Some(&policy_node()), &prose, None), None);
+        assert_eq!(
+            find(Some(&policy_node()), &json!("self certified"), None),
+            None
+        );
+        let hooks = json!({"enum": ["Pre", "PreStop", "Post"]});
+        assert_eq!(find(Some(&hooks), &json!("PreStop hook"), None), None);
+        assert!(find(Some(&hooks), &json!("Pre (or Post)"), None).is_some());
+    }
+
+    #[test]
+    fn a_negated_value_is_not_a_reading() {
+        let value = json!("SelfCertified, not CatalogProvided");
+        assert_eq!(find(Some(&policy_node()), &value, None), None);
+        let allowed = [json!("None"), json!("Strict")];
+        assert_eq!(named_values("not Strict", &allowed), Vec::<&str>::new());
+        assert_eq!(named_values("None instead of Strict", &allowed), ["None"]);
+        assert_eq!(named_values("strict, don't skip", &allowed), ["Strict"]);
+        let policy = [json!("CatalogProvided"), json!("SelfCertified")];
+        assert_eq!(
+            named_values("selfcertified please", &policy),
+            ["SelfCertified"]
+        );
+    }
+
+    #[test]
+    fn the_old_value_named_on_update_is_the_past() {
+        let value = json!("CatalogProvided (was SelfCertified)");
+        assert!(find(Some(&policy_node()), &value, None).is_some());
+        assert_eq!(
+            find(Some(&policy_node()), &value, Some(&json!("SelfCertified"))),
+            None
+        );
+    }
+
+    #[test]
+    fn two_different_amounts_contradict() {
+        for (text, first, second) in [
+            ("14d (one month)", "14d", "one month"),
+            ("keep 7 days, i.e. two weeks", "7 days", "two weeks"),
+            ("512Mi (1 GiB)", "512Mi", "1 GiB"),
+            ("every 6h (an hour)", "6h", "an hour"),
+        ] {
+            let c = find(None, &json!(text), None).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(
+                (c.first.as_str(), c.second.as_str()),
+                (first, second),
+                "{text}"
+            );
+            assert!(c.to_string().contains("two different amounts"));
+        }
+    }
+
+    #[test]
+    fn the_same_amount_said_twice_or_one_amount_is_fine() {
+        for text in [
+            "30d (a month)",
+            "14d (two weeks)",
+            "30 days",
+            "512 MiB",
+            "512Mi (half a GiB)",
+            "1w or 7 days",
+            ">= 1.2 AND < 2",
+            "candidate (was stable)",
+            "6h (512Mi)",
+            "daily at midnight",
+            "s3://acme-media-backups/uploads/daily",
+        ] {
+            assert_eq!(find(None, &json!(text), None), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_amount_equal_to_the_old_value_is_the_past() {
+        assert_eq!(
+            find(None, &json!("30d (was 14d)"), Some(&json!("14d"))),
+            None
+        );
+        assert!(find(None, &json!("30d (was 14d)"), None).is_some());
+    }
+
+    #[test]
+    fn non_strings_and_long_text_are_not_read() {
+        assert_eq!(find(Some(&policy_node()), &json!(14), None), None);
+        let long = format!("14d {} one month", "x ".repeat(400));
+        assert_eq!(find(None, &json!(long), None), None);
+    }
+}

@@ -367,12 +367,19 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
         return Vec::new();
     }
     let mut out: Vec<Value> = Vec::new();
-    match schema::type_of(node) {
+    let kind = schema::type_of(node);
+    // A structure written as JSON inside a string: `"{\"name\": \"x\"}"`.
+    if let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(s) {
+        if (kind == "object") == parsed.is_object() && matches!(kind, "object" | "array") {
+            out.push(parsed);
+        }
+    }
+    match kind {
         "array" => {
             let items: Vec<&str> = s
                 .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
                 .map(str::trim)
-                .filter(|i| !i.is_empty())
+                .filter(|i| !i.is_empty() && !FUNCTION_WORDS.contains(&i.to_lowercase().as_str()))
                 .collect();
             if !items.is_empty() {
                 let lower: Vec<Value> = items
@@ -393,16 +400,31 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
             out.push(Value::Bool(true));
             out.push(Value::Bool(false));
         }
+        // `"3 replicas"`, `"7 (one a week)"`: the numbers written in it.
+        "integer" | "number" => {
+            for n in numbers_in(s, kind == "integer")
+                .into_iter()
+                .take(MAX_ENUM_OPTIONS)
+            {
+                out.push(n);
+            }
+        }
         "object" => {
             out.extend(label_map(s, node));
             out.extend(set_based_selector(s, node));
             out.extend(named_reference(s, node));
         }
         _ => {
+            let amount = number_with_unit(s);
+            if !amount.is_empty() {
+                // An amount: never its number or its unit alone (`"512 MiB"` is not `"512"`).
+                out.extend(amount);
+                out.retain(|v| v != value);
+                return out;
+            }
             if let Some(range) = operator_ranges(s) {
                 out.extend(range);
             }
-            out.extend(number_with_unit(s));
             for word in value_words(s) {
                 out.push(Value::from(word.clone()));
                 let lower = word.to_lowercase();
@@ -413,6 +435,27 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
         }
     }
     out.retain(|v| v != value);
+    out
+}
+
+/// The numbers written with digits in `s`, as JSON numbers (whole ones only for an integer).
+fn numbers_in(s: &str, integer: bool) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for token in s.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-')) {
+        let token = token.trim_matches(|c| c == '.' || c == '-');
+        let parsed = if integer {
+            token.parse::<i64>().ok().map(Value::from)
+        } else {
+            token
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map(Value::Number)
+        };
+        if let Some(v) = parsed.filter(|v| !out.contains(v)) {
+            out.push(v);
+        }
+    }
     out
 }
 
@@ -522,7 +565,8 @@ fn named_reference(s: &str, node: &Value) -> Vec<Value> {
 }
 
 /// A number and a unit written apart or spelt out (`"30 days"`, `"512 MiB"`) joined the way
-/// quantities and durations are written: `30d`, `30days`, `512MiB`, `512Mi`.
+/// durations and quantities are written: `30days`, `30d`; `512MiB`, `512Mi`. Only symbols
+/// that mean the same amount: `512m` would be milli-bytes, `512` bytes.
 fn number_with_unit(s: &str) -> Vec<Value> {
     let parts: Vec<&str> = s.split_whitespace().collect();
     let [number, unit] = parts.as_slice() else {
@@ -534,14 +578,8 @@ fn number_with_unit(s: &str) -> Vec<Value> {
         return Vec::new();
     }
     let mut out = vec![Value::from(format!("{number}{unit}"))];
-    if let Some(first) = unit.chars().next() {
-        out.push(Value::from(format!(
-            "{number}{}",
-            first.to_ascii_lowercase()
-        )));
-    }
-    if let Some(binary) = unit.strip_suffix('B').filter(|u| u.len() == 2) {
-        out.push(Value::from(format!("{number}{binary}")));
+    if let Some(symbol) = super::contradiction::unit_symbol(unit) {
+        out.push(Value::from(format!("{number}{symbol}")));
     }
     out
 }
@@ -1205,14 +1243,34 @@ mod tests {
         assert!(options.contains(&json!(["candidate"])), "{options:?}");
         let options = rewrites(&json!("Stable, Candidate-V2 ,  fast"), &list);
         assert_eq!(options[0], json!(["stable", "candidate-v2", "fast"]));
+        let count = json!({"type": "integer"});
+        assert_eq!(rewrites(&json!("3 replicas"), &count), vec![json!(3)]);
+        assert_eq!(
+            rewrites(&json!("keep 7, or 14"), &count),
+            vec![json!(7), json!(14)]
+        );
+        assert_eq!(
+            rewrites(&json!("{\"name\": \"media-backup\"}"), &reference)[0],
+            json!({"name": "media-backup"})
+        );
+        let options = rewrites(&json!("stable and fast"), &list);
+        assert_eq!(options[0], json!(["stable", "fast"]));
         let flag = json!({"type": "boolean"});
         assert_eq!(
             rewrites(&json!("yes, for now"), &flag),
             vec![json!(true), json!(false)]
         );
         let text = json!({"type": "string"});
-        let options = rewrites(&json!("512 MiB"), &text);
-        assert!(options.contains(&json!("512Mi")) && options.contains(&json!("512MiB")));
-        assert!(rewrites(&json!("30 days"), &text).contains(&json!("30d")));
+        assert_eq!(
+            rewrites(&json!("512 MiB"), &text),
+            [json!("512MiB"), json!("512Mi")]
+        );
+        assert_eq!(
+            rewrites(&json!("30 days"), &text),
+            [json!("30days"), json!("30d")]
+        );
+        assert_eq!(rewrites(&json!("2 GB"), &text), [json!("2GB"), json!("2G")]);
+        assert_eq!(rewrites(&json!("3 months"), &text), [json!("3months")]);
+        assert_eq!(rewrites(&json!("5 widgets"), &text), [json!("5widgets")]);
     }
 }

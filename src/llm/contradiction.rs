@@ -248,6 +248,36 @@ fn unit(word: &str) -> Option<(Dimension, f64)> {
     Some((Size, size))
 }
 
+/// The symbol a duration or a Kubernetes quantity writes `word` with, when there is exactly
+/// one (`days` → `d`, `MiB` → `Mi`, `GB` → `G`); months and years have none.
+pub fn unit_symbol(word: &str) -> Option<&'static str> {
+    let (dimension, scale) = unit(word)?;
+    let symbols: &[(&str, f64)] = match dimension {
+        Dimension::Time => &[
+            ("s", 1.0),
+            ("m", 60.0),
+            ("h", 3_600.0),
+            ("d", DAY),
+            ("w", 7.0 * DAY),
+        ],
+        Dimension::Size => &[
+            ("k", 1e3),
+            ("Ki", 1024.0),
+            ("M", 1e6),
+            ("Mi", 1_048_576.0),
+            ("G", 1e9),
+            ("Gi", 1_073_741_824.0),
+            ("T", 1e12),
+            ("Ti", 1_099_511_627_776.0),
+        ],
+    };
+    symbols
+        .iter()
+        .find(|(_, s)| *s == scale)
+        .map(|(symbol, _)| *symbol)
+        .filter(|symbol| *symbol != word)
+}
+
 fn number_word(word: &str) -> Option<f64> {
     const WORDS: [(&str, f64); 22] = [
         ("a", 1.0),

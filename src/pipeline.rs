@@ -193,10 +193,14 @@ fn ask_llm(
         }
         LlmOutcome::Failed { attempts, reasons } => {
             findings.llm_attempts = Some(attempts);
-            let reason = format!(
-                "the LLM's {attempts} attempt(s) did not give a valid, safe object ({})",
+            let reason = if attempts == 0 {
                 reasons.join("; ")
-            );
+            } else {
+                format!(
+                    "the LLM's {attempts} attempt(s) did not give a valid, safe object ({})",
+                    reasons.join("; ")
+                )
+            };
             Err(unfixable(ctx, std::mem::take(findings), repaired, reason))
         }
         LlmOutcome::Unavailable { attempts, reason } => {

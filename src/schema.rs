@@ -198,6 +198,30 @@ fn small_class(item: &ClassSetItem) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// Words of a description sentence that say what an absent value means.
+pub const DEFAULT_WORDS: [&str; 6] = [
+    "default",
+    "unspecified",
+    "omitted",
+    "unset",
+    "not set",
+    "empty",
+];
+
+/// The sentences of the node's description that say what an absent value means
+/// (`"When unspecified, the latest version available will be installed."`).
+pub fn default_sentences(node: &Value) -> Vec<String> {
+    node.get("description")
+        .and_then(Value::as_str)
+        .map(|d| {
+            d.split_inclusive(". ")
+                .map(|s| s.to_lowercase())
+                .filter(|s| DEFAULT_WORDS.iter().any(|w| s.contains(w)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The node's `default`, if any.
 pub fn default_value(node: &Value) -> Option<&Value> {
     node.get("default")

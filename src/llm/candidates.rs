@@ -269,6 +269,14 @@ fn resolutions(
         // An entry that is not one (an injected sentence) goes before any word of it.
         options.push(vec![Edit::Remove(p.to_string())]);
     }
+    // The user named one enum value: that is the reading; any other value, or dropping the
+    // field, would only be a chance for a wrong pick.
+    let named_enum_value = kinds.iter().any(|k| match (k, value) {
+        (ErrorKind::Enum { allowed }, Some(v)) => {
+            super::readings::named_values(&scalar_text(v), allowed).len() == 1
+        }
+        _ => false,
+    });
     for kind in kinds {
         if let (ErrorKind::Pattern { pattern }, Some(Value::String(said))) = (kind, value) {
             // The pattern's own whole values the user named (`"daily at midnight"` →
@@ -276,13 +284,29 @@ fn resolutions(
             options.extend(
                 schema::pattern_literals(pattern)
                     .into_iter()
-                    .filter(|l| super::contradiction::names_in_full(said, l))
+                    .filter(|l| super::readings::names_in_full(said, l))
                     .map(|l| vec![Edit::Set(p.to_string(), Value::from(l))]),
             );
         }
         match (kind, value) {
             (ErrorKind::Enum { allowed }, Some(v)) => {
-                options.extend(enum_options(p, allowed, v));
+                let mut values = enum_options(p, allowed, v);
+                if named_enum_value {
+                    values.truncate(1);
+                }
+                if list_entry {
+                    options.extend(entry_split(sources, p, allowed, v));
+                    // A value the list already holds is no reading of another entry.
+                    let parent = pointer::split_last(p).map(|(parent, _)| parent);
+                    let others = parent.and_then(|q| sources.given.pointer(q));
+                    values.retain(|r| match r.as_slice() {
+                        [Edit::Set(_, x)] => !others
+                            .and_then(Value::as_array)
+                            .is_some_and(|items| items.contains(x)),
+                        _ => true,
+                    });
+                }
+                options.extend(values);
             }
             (ErrorKind::Required, None) => {
                 if let Some(node) = node {
@@ -310,29 +334,78 @@ fn resolutions(
             _ => {}
         }
     }
-    // Never the old object's value back: an UPDATE changed it on purpose, and undoing the
-    // change is the one reading that is surely not what the user meant.
-    if value.is_some() {
+    // Dropping a value the user wrote is a reading only when they asked for what an absent
+    // value means (`"latest"` where "when unspecified, the latest version is installed"):
+    // dropping `"CST"` would silently mean UTC.
+    if let Some(v) = value {
         let unknown = kinds.iter().any(|k| matches!(k, ErrorKind::Unknown));
-        if !unknown && removable(sources, p) {
+        if !unknown
+            && !list_entry
+            && !named_enum_value
+            && removable(sources, p)
+            && asks_for_default(v, node)
+        {
             options.push(vec![Edit::Remove(p.to_string())]);
         }
     }
     options
 }
 
+/// Does the user's value ask for what an absent value means: one of its words (four letters
+/// or more) in the sentence of the field's description that says so, or "default" itself?
+fn asks_for_default(value: &Value, node: Option<&Value>) -> bool {
+    let text = scalar_text(value).to_lowercase();
+    let said: Vec<&str> = text
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 4)
+        .collect();
+    if said.contains(&"default") {
+        return true;
+    }
+    let sentences = node.map(schema::default_sentences).unwrap_or_default();
+    sentences.iter().any(|sentence| {
+        let words: Vec<&str> = sentence.split(|c: char| !c.is_alphabetic()).collect();
+        said.iter().any(|w| words.contains(w))
+    })
+}
+
+/// A list entry that names several allowed values (`"server auth and client auth"`): the
+/// entry replaced by them, each one the list does not hold yet.
+fn entry_split(sources: &Sources, p: &str, allowed: &[Value], value: &Value) -> Vec<Resolution> {
+    let named = super::readings::named_values(&scalar_text(value), allowed);
+    let Some((parent, index)) = pointer::split_last(p) else {
+        return Vec::new();
+    };
+    let (Some(Value::Array(items)), Ok(index)) =
+        (sources.given.pointer(parent), index.parse::<usize>())
+    else {
+        return Vec::new();
+    };
+    if named.len() < 2 || index >= items.len() {
+        return Vec::new();
+    }
+    let mut spliced: Vec<Value> = items[..index].to_vec();
+    for n in named {
+        let n = Value::from(n);
+        if !items.contains(&n) && !spliced.contains(&n) {
+            spliced.push(n);
+        }
+    }
+    spliced.extend(items[index + 1..].iter().cloned());
+    vec![vec![Edit::Set(parent.to_string(), Value::Array(spliced))]]
+}
+
 /// The allowed values, those the user's text names first; none the text negates
 /// (`"not Strict"`).
 fn enum_options(p: &str, allowed: &[Value], value: &Value) -> Vec<Resolution> {
     let text = scalar_text(value);
-    let named = super::contradiction::named_values(&text, allowed);
+    let named = super::readings::named_values(&text, allowed);
     let mut ranked: Vec<(bool, &Value)> = allowed
         .iter()
         .filter(|a| {
             // Named in full but not a reading: negated, or part of a longer named value.
-            !a.as_str().is_some_and(|s| {
-                super::contradiction::names_in_full(&text, s) && !named.contains(&s)
-            })
+            !a.as_str()
+                .is_some_and(|s| super::readings::names_in_full(&text, s) && !named.contains(&s))
         })
         .map(|a| (!a.as_str().is_some_and(|s| named.contains(&s)), a))
         .collect();
@@ -376,8 +449,11 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
     }
     match kind {
         "array" => {
+            // Items are separated by commas when there are any (`"server auth, client
+            // auth"`: an item may hold a blank), else by blanks.
+            let listed = s.contains([',', ';']);
             let items: Vec<&str> = s
-                .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
+                .split(|c: char| c == ',' || c == ';' || (!listed && c.is_whitespace()))
                 .map(str::trim)
                 .filter(|i| !i.is_empty() && !FUNCTION_WORDS.contains(&i.to_lowercase().as_str()))
                 .collect();
@@ -543,22 +619,47 @@ fn named_reference(s: &str, node: &Value) -> Vec<Value> {
         return Vec::new();
     }
     let mut out = vec![serde_json::json!({ target: s })];
-    // `"billing-backup-s3/credentials.json"`: the name, and the rest for another string
-    // property of the reference (`key`).
+    let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+        return out;
+    };
+    // `"billing-backup-s3/credentials.json"`: the name and another string property (`key`);
+    // `"ClusterIssuer/letsencrypt-prod"`: a part that names an enum value of a property
+    // (`kind`) goes there, and only there.
     for sep in ['/', ':'] {
         let Some((head, tail)) = s.split_once(sep) else {
             continue;
         };
-        let Some(properties) = node.get("properties").and_then(Value::as_object) else {
-            break;
-        };
         if head.is_empty() || tail.is_empty() {
             continue;
         }
+        let names_enum_value = |part: &str| {
+            properties.values().any(|child| {
+                schema::enum_values(child)
+                    .is_some_and(|allowed| !super::readings::named_values(part, allowed).is_empty())
+            })
+        };
+        // The name comes first (`secret/key`), unless the first part is an enum value.
+        let (named, rest) = if names_enum_value(head) {
+            (tail, head)
+        } else {
+            (head, tail)
+        };
+        if names_enum_value(named) {
+            continue;
+        }
         for (other, child) in properties {
-            if other != target && schema::type_of(child) == "string" {
-                out.push(serde_json::json!({ target: head, other.as_str(): tail }));
+            if other == target || schema::type_of(child) != "string" {
+                continue;
             }
+            let value = match schema::enum_values(child) {
+                Some(allowed) => match super::readings::named_values(rest, allowed).as_slice() {
+                    [only] => (*only).to_string(),
+                    _ => continue,
+                },
+                None if names_enum_value(rest) => continue,
+                None => rest.to_string(),
+            };
+            out.push(serde_json::json!({ target: named, other.as_str(): value }));
         }
     }
     out
@@ -578,8 +679,17 @@ fn number_with_unit(s: &str) -> Vec<Value> {
         return Vec::new();
     }
     let mut out = vec![Value::from(format!("{number}{unit}"))];
-    if let Some(symbol) = super::contradiction::unit_symbol(unit) {
-        out.push(Value::from(format!("{number}{symbol}")));
+    let Some(symbol) = super::readings::unit_symbol(unit) else {
+        return out;
+    };
+    out.push(Value::from(format!("{number}{symbol}")));
+    // A syntax without days (Go durations): the same amount in hours or minutes (only from
+    // units of a fixed length: a month has none).
+    for v in super::readings::in_smaller_units(s) {
+        let v = Value::from(v);
+        if !out.contains(&v) {
+            out.push(v);
+        }
     }
     out
 }
@@ -1177,6 +1287,98 @@ mod tests {
     }
 
     #[test]
+    fn a_named_enum_value_is_the_only_reading_and_a_value_is_dropped_only_for_the_default() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {
+                "policy": {"type": "string", "enum": ["CatalogProvided", "SelfCertified"]},
+                "version": {"type": "string", "description":
+                    "version is a range. When unspecified, the latest version is installed."},
+                "timeZone": {"type": "string", "description": "A zone name. Defaults to UTC."}}}}});
+        let options = |p: &str, v: Value, kind: ErrorKind| {
+            let mut given = json!({"spec": {}});
+            given["spec"][p.rsplit('/').next().unwrap()] = v;
+            let sources = Sources {
+                schema: &schema,
+                given: &given,
+                old_object: None,
+                protected: &[],
+            };
+            resolutions(&sources, p, &[&kind], &[])
+        };
+        let policy = ErrorKind::Enum {
+            allowed: vec![json!("CatalogProvided"), json!("SelfCertified")],
+        };
+        let named = options(
+            "/spec/policy",
+            json!("ignore the graph (self-certified)"),
+            policy.clone(),
+        );
+        assert_eq!(
+            named,
+            [vec![Edit::Set(
+                "/spec/policy".into(),
+                json!("SelfCertified")
+            )]]
+        );
+        // Nothing named: every value, and no removal (nothing asks for the default).
+        let unnamed = options("/spec/policy", json!("the usual"), policy);
+        assert_eq!(unnamed.len(), 2, "{unnamed:?}");
+        let cel = ErrorKind::Pattern {
+            pattern: "^[0-9.]+$".into(),
+        };
+        let latest = options("/spec/version", json!("latest"), cel.clone());
+        assert!(
+            latest.contains(&vec![Edit::Remove("/spec/version".into())]),
+            "{latest:?}"
+        );
+        let zone = options("/spec/timeZone", json!("CST"), cel);
+        assert!(
+            !zone.contains(&vec![Edit::Remove("/spec/timeZone".into())]),
+            "{zone:?}"
+        );
+    }
+
+    #[test]
+    fn a_list_entry_naming_several_values_becomes_those_entries() {
+        let usages = [
+            "digital signature",
+            "key encipherment",
+            "server auth",
+            "client auth",
+        ];
+        let allowed: Vec<Value> = usages.iter().map(|u| json!(u)).collect();
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"usages": {"type": "array",
+                "items": {"type": "string", "enum": usages}}}}}});
+        let given = json!({"spec": {"usages": ["digital signature", "key encipherment",
+            "server auth and client auth (for mTLS)"]}});
+        let sources = Sources {
+            schema: &schema,
+            given: &given,
+            old_object: None,
+            protected: &[],
+        };
+        let kind = ErrorKind::Enum { allowed };
+        let options = resolutions(&sources, "/spec/usages/2", &[&kind], &[]);
+        let spliced = vec![Edit::Set(
+            "/spec/usages".into(),
+            json!([
+                "digital signature",
+                "key encipherment",
+                "server auth",
+                "client auth"
+            ]),
+        )];
+        assert!(options.contains(&spliced), "{options:?}");
+        // Values the list already holds are not offered for this entry.
+        assert!(!options.iter().any(|o| o
+            == &vec![Edit::Set(
+                "/spec/usages/2".into(),
+                json!("digital signature")
+            )]));
+    }
+
+    #[test]
     fn a_missing_value_comes_only_from_text_about_that_field() {
         let fill = |given: Value, p: &str| {
             let schema = json!({"type": "object"});
@@ -1233,6 +1435,13 @@ mod tests {
             rewrites(&json!("media-backup"), &reference),
             vec![json!({"name": "media-backup"})]
         );
+        let issuer = json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"}, "kind": {"type": "string", "enum": ["Issuer", "ClusterIssuer"]},
+            "group": {"type": "string"}}});
+        assert_eq!(
+            rewrites(&json!("ClusterIssuer/letsencrypt-prod"), &issuer)[1..],
+            [json!({"name": "letsencrypt-prod", "kind": "ClusterIssuer"})]
+        );
         let options = rewrites(&json!("billing-backup-s3/credentials.json"), &reference);
         assert!(
             options.contains(&json!({"name": "billing-backup-s3", "key": "credentials.json"})),
@@ -1267,7 +1476,12 @@ mod tests {
         );
         assert_eq!(
             rewrites(&json!("30 days"), &text),
-            [json!("30days"), json!("30d")]
+            [
+                json!("30days"),
+                json!("30d"),
+                json!("720h"),
+                json!("43200m")
+            ]
         );
         assert_eq!(rewrites(&json!("2 GB"), &text), [json!("2GB"), json!("2G")]);
         assert_eq!(rewrites(&json!("3 months"), &text), [json!("3months")]);

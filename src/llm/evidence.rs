@@ -25,7 +25,8 @@
 //!    from `metadata.name` or from prose.
 //!
 //! Words are compared without case and separators (`SelfCertified` is grounded by
-//! "self-certified"); numbers by value with trailing `.0` parts dropped (`2.0.0` = `2`).
+//! "self-certified"); numbers by value with trailing `.0` parts dropped (`2.0.0` = `2`); an
+//! amount restated in another unit (`"90 days"` → `2160h`) is the user's amount.
 //! Booleans, nulls and object keys are not checked.
 
 use std::collections::BTreeSet;
@@ -168,7 +169,13 @@ fn check_grounding(
             Some(replaced) => (replaced, "the value it replaces"),
             None => (&corpus, "the object"),
         };
+        // The user's amount in another unit (`"90 days"` → `2160h`) invents nothing.
+        let restated = replaced_scalar(given, &leaf.pointer)
+            .is_some_and(|v| super::readings::same_amount(&scalar_text(v), &leaf.text));
         let sources: Vec<&Evidence> = std::iter::once(own).chain(old_here.as_ref()).collect();
+        if restated {
+            continue;
+        }
         if let Some(missing) = first_unsupported(&sources, &leaf.text) {
             violations.push(Violation {
                 pointer: leaf.pointer.clone(),
@@ -189,6 +196,12 @@ fn check_grounding(
         }
     });
     for leaf in &lost {
+        let restated = candidate
+            .pointer(&leaf.pointer)
+            .is_some_and(|v| super::readings::same_amount(&leaf.text, &scalar_text(v)));
+        if restated {
+            continue;
+        }
         let kept: BTreeSet<String> = names_with_digits(&leaf.text)
             .into_iter()
             .filter(|w| candidate_names.contains(w))
@@ -210,11 +223,12 @@ fn check_grounding(
     violations
 }
 
-/// Every string the user wrote in the object: spec values, name, labels, annotations.
+/// Every string and number the user wrote in the object: spec values, name, labels,
+/// annotations (`keySize: 384` grounds `privateKey.size: 384`).
 fn user_texts(given: &Value) -> Vec<String> {
     let mut texts = Vec::new();
     leaves(given, "", 0, &mut |p, v| {
-        if v.is_string() && !pointer::is_under(p, "/metadata/managedFields") {
+        if !pointer::is_under(p, "/metadata/managedFields") {
             texts.push(scalar_text(v));
         }
     });

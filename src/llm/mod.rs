@@ -11,9 +11,9 @@
 mod answer;
 mod answer_schema;
 mod candidates;
-mod contradiction;
 mod evidence;
 mod prompt;
+mod readings;
 mod transport;
 
 pub use answer::{parse_answer, AnswerError};
@@ -86,7 +86,7 @@ pub fn correct(
         return LlmOutcome::Failed {
             attempts: 0,
             reasons: vec![format!(
-                "not asked: {} forbids this change (a transition rule); only the user can decide",
+                "the LLM was not asked: {} forbids this change (a transition rule); only the user can decide",
                 rule.line()
             )],
         };
@@ -114,7 +114,7 @@ pub fn correct(
             return LlmOutcome::Failed {
                 attempts: 0,
                 reasons: vec![format!(
-                    "not asked: no value for {} in the object; only the user can give it",
+                    "the LLM was not asked: no value for {} in the object; only the user can give it",
                     outcome
                         .errors
                         .iter()
@@ -141,11 +141,16 @@ fn self_contradiction(
 ) -> Option<String> {
     outcome.errors.iter().find_map(|e| {
         let value = object.pointer(&e.pointer)?;
+        // Several values in one list entry are several entries, not a contradiction.
+        let (parent, _) = pointer::split_last(&e.pointer)?;
+        if object.pointer(parent).is_some_and(Value::is_array) {
+            return None;
+        }
         let node = schema::node_at(ctx.schema, &e.pointer);
         let old = ctx.old_object.and_then(|o| o.pointer(&e.pointer));
-        contradiction::find(node, value, old).map(|c| {
+        readings::contradiction(node, value, old).map(|c| {
             format!(
-                "not asked: {} {}; only the user can say which one is meant",
+                "the LLM was not asked: {} {}; only the user can say which one is meant",
                 e.field_path(),
                 c
             )
@@ -514,6 +519,15 @@ impl Judge<'_, '_> {
         let Some(written) = candidate.pointer(p) else {
             return false;
         };
+        self.moved_value(candidate, written)
+    }
+
+    /// `written` (or, for a new object, each of its values: `keyAlgorithm` and `keySize`
+    /// moved into a new `privateKey`) comes from a value in error that the candidate moved.
+    fn moved_value(&self, candidate: &Value, written: &Value) -> bool {
+        if let Value::Object(map) = written {
+            return !map.is_empty() && map.values().all(|v| self.moved_value(candidate, v));
+        }
         self.error_pointers.iter().any(|e| {
             let Some(before) = self.given.pointer(e) else {
                 return false;
@@ -565,6 +579,21 @@ fn undone_changes(
                 _ => return None,
             };
             let before = old.pointer(&path)?;
+            // An entry of a list is judged by the whole list: `"server auth and client auth"`
+            // split into two entries keeps the old one at its place without undoing anything.
+            if let Some((parent, _)) = pointer::split_last(&path) {
+                if let Some(Value::Array(_)) = old.pointer(parent) {
+                    let list = candidate.pointer(parent);
+                    return (list == old.pointer(parent) && given.pointer(parent) != list).then(
+                        || {
+                            guardrails::Violation::new(
+                                parent,
+                                "puts back the old object's list where this UPDATE changed it (an undo, not a repair)",
+                            )
+                        },
+                    );
+                }
+            }
             (before == value && given.pointer(&path) != Some(before)).then(|| {
                 guardrails::Violation::new(
                     &path,

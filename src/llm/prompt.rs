@@ -327,16 +327,6 @@ fn object_and_errors(input: &PromptInput, trim: Trim, detail: Detail) -> String 
     s
 }
 
-/// Words of a description sentence that say what an absent value means.
-const DEFAULT_WORDS: [&str; 6] = [
-    "default",
-    "unspecified",
-    "omitted",
-    "unset",
-    "not set",
-    "empty",
-];
-
 /// Removes [`SYNTAX_KEYS`] from a pruned schema fragment, at every level, and keeps of each
 /// description the sentences about meaning: the first, those naming an enum value, and
 /// those saying what an absent value means (how a valid value is written is moot when
@@ -381,7 +371,7 @@ fn meaning_sentences(description: &str, values: &[String]) -> String {
             || values
                 .iter()
                 .any(|v| !v.is_empty() && sentence.contains(v.as_str()))
-            || DEFAULT_WORDS.iter().any(|w| lower.contains(w))
+            || schema::DEFAULT_WORDS.iter().any(|w| lower.contains(w))
         {
             kept.push(sentence.trim_end());
         }

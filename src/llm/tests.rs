@@ -816,3 +816,51 @@ fn an_answer_that_undoes_the_users_update_is_refused() {
         "{out:?}"
     );
 }
+
+#[test]
+fn a_list_entry_is_undone_only_when_the_whole_list_is() {
+    let old = json!({"spec": {"usages": ["signing", "server auth"]}});
+    let given = json!({"spec": {"usages": ["signing", "server auth and client auth"]}});
+    let split = json!({"spec": {"usages": ["signing", "server auth", "client auth"]}});
+    assert!(undone_changes(&given, Some(&old), &split).is_empty());
+    let undo = json!({"spec": {"usages": ["signing", "server auth"]}});
+    let violations = undone_changes(&given, Some(&old), &undo);
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    assert_eq!(violations[0].pointer, "/spec/usages");
+}
+
+#[test]
+fn a_field_moved_into_a_new_object_is_offered() {
+    let mut given = fixed();
+    given["spec"]["source"]
+        .as_object_mut()
+        .unwrap()
+        .remove("catalog");
+    given["spec"]["packageName"] = json!("argocd-operator");
+    let errors = ValidationOutcome {
+        errors: vec![FieldError {
+            pointer: "/spec/packageName".into(),
+            kind: ErrorKind::Unknown,
+            message: "field not declared in schema".into(),
+        }],
+        warnings: vec![],
+    };
+    let (out, requests) = run_on(
+        &choice_settings(),
+        &given,
+        &errors,
+        &[ok("{\"choice\": 1}")],
+    );
+    let user = &requests[0].messages[1].content;
+    assert!(
+        user.contains("1: add /spec/source/catalog = {\"packageName\":\"argocd-operator\"}; remove /spec/packageName"),
+        "{user}"
+    );
+    let LlmOutcome::Fixed { object, .. } = out else {
+        panic!("expected Fixed, got {out:?}");
+    };
+    assert_eq!(
+        object["spec"]["source"]["catalog"]["packageName"],
+        "argocd-operator"
+    );
+}

@@ -458,3 +458,31 @@ fn numbers_and_words_are_normalised() {
     candidate["spec"]["b"] = json!(1.5e300);
     let _ = violations(&given, &candidate);
 }
+
+#[test]
+fn an_amount_in_another_unit_and_a_number_moved_are_the_users() {
+    let cert = |spec: Value| {
+        json!({"apiVersion": "tls.example.com/v1", "kind": "Certificate",
+        "metadata": {"name": "shop"}, "spec": spec})
+    };
+    let given = cert(json!({"duration": "90 days"}));
+    assert_accepted(&given, &cert(json!({"duration": "2160h"})));
+    assert_refused(
+        &given,
+        &cert(json!({"duration": "2000h"})),
+        "/spec/duration",
+        "invented",
+    );
+    // A number the user wrote elsewhere (an unknown flat field) grounds the same number.
+    let given = cert(json!({"keyAlgorithm": "ECDSA", "keySize": 384}));
+    assert_accepted(
+        &given,
+        &cert(json!({"privateKey": {"algorithm": "ECDSA", "size": 384}})),
+    );
+    assert_refused(
+        &given,
+        &cert(json!({"privateKey": {"algorithm": "ECDSA", "size": 256}})),
+        "/spec/privateKey/size",
+        "invented",
+    );
+}

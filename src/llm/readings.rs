@@ -1,9 +1,12 @@
-//! Values that contradict themselves: `"SelfCertified (only take upgrade edges the catalog
-//! provides)"` names two of the field's enum values, `"14d (one month)"` states two different
-//! amounts. Whichever reading a fix keeps, it drops the other, and nothing in the object says
-//! which one the user meant: such an error is never sent to the LLM (measured with `make
-//! e2e-llm`: small models pick the reading the value names first, a confident wrong fix).
+//! What a user's value can be read as: the enum values it names in full (`provides` names the
+//! `Provided` of `CatalogProvided`; `"not Strict"` names none), the amounts it states (`14d`,
+//! `"one month"`, `512 MiB`), and whether it contradicts itself.
 //!
+//! A value that contradicts itself — `"SelfCertified (only take upgrade edges the catalog
+//! provides)"` names two of the field's enum values, `"14d (one month)"` states two different
+//! amounts — has no fix: whichever reading a fix keeps, it drops the other, and nothing in the
+//! object says which one the user meant. Such an error is never sent to the LLM (measured with
+//! `make e2e-llm`: small models pick the reading the value names first, a confident wrong fix).
 //! On UPDATE a reading equal to the old object's value is the past (`"CatalogProvided (was
 //! SelfCertified)"`), not a second wish, and does not count.
 
@@ -44,7 +47,11 @@ impl fmt::Display for Contradiction {
 
 /// The contradiction in the user's `value` for a field of schema `node`, if any. `old` is the
 /// old object's value at the same place on UPDATE.
-pub fn find(node: Option<&Value>, value: &Value, old: Option<&Value>) -> Option<Contradiction> {
+pub fn contradiction(
+    node: Option<&Value>,
+    value: &Value,
+    old: Option<&Value>,
+) -> Option<Contradiction> {
     let Value::String(text) = value else {
         return None;
     };
@@ -185,6 +192,33 @@ fn different_amounts(text: &str, old: Option<&Value>) -> Option<Contradiction> {
         }
     }
     None
+}
+
+/// Do `a` and `b` each state one amount, the same one (`"90 days"` and `"2160h"`)?
+pub fn same_amount(a: &str, b: &str) -> bool {
+    match (amounts(a).as_slice(), amounts(b).as_slice()) {
+        ([x], [y]) => x.same_as(y) && (x.value - y.value).abs() < f64::EPSILON * x.value.max(1.0),
+        _ => false,
+    }
+}
+
+/// A duration written with a number and a unit (`"90 days"`) in whole hours and minutes
+/// (`2160h`, `129600m`), for fields whose syntax has no days.
+pub fn in_smaller_units(text: &str) -> Vec<String> {
+    let found = amounts(text);
+    let [amount] = found.as_slice() else {
+        return Vec::new();
+    };
+    if amount.dimension != Dimension::Time {
+        return Vec::new();
+    }
+    [("h", 3_600.0), ("m", 60.0)]
+        .iter()
+        .filter_map(|(symbol, scale)| {
+            let n = amount.value / scale;
+            (n.fract() == 0.0 && (1.0..1e9).contains(&n)).then(|| format!("{n}{symbol}"))
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -370,7 +404,7 @@ mod tests {
 
     #[test]
     fn two_enum_values_named_in_full_contradict() {
-        let c = find(
+        let c = contradiction(
             Some(&policy_node()),
             &json!("SelfCertified (only take upgrade edges the catalog provides)"),
             None,
@@ -387,20 +421,23 @@ mod tests {
     fn a_word_shared_with_another_value_is_not_naming_it() {
         // `catalog` alone does not name CatalogProvided.
         let prose = json!("ignore the catalog upgrade graph (self-certified upgrades)");
-        assert_eq!(find(Some(&policy_node()), &prose, None), None);
+        assert_eq!(contradiction(Some(&policy_node()), &prose, None), None);
         assert_eq!(
-            find(Some(&policy_node()), &json!("self certified"), None),
+            contradiction(Some(&policy_node()), &json!("self certified"), None),
             None
         );
         let hooks = json!({"enum": ["Pre", "PreStop", "Post"]});
-        assert_eq!(find(Some(&hooks), &json!("PreStop hook"), None), None);
-        assert!(find(Some(&hooks), &json!("Pre (or Post)"), None).is_some());
+        assert_eq!(
+            contradiction(Some(&hooks), &json!("PreStop hook"), None),
+            None
+        );
+        assert!(contradiction(Some(&hooks), &json!("Pre (or Post)"), None).is_some());
     }
 
     #[test]
     fn a_negated_value_is_not_a_reading() {
         let value = json!("SelfCertified, not CatalogProvided");
-        assert_eq!(find(Some(&policy_node()), &value, None), None);
+        assert_eq!(contradiction(Some(&policy_node()), &value, None), None);
         let allowed = [json!("None"), json!("Strict")];
         assert_eq!(named_values("not Strict", &allowed), Vec::<&str>::new());
         assert_eq!(named_values("None instead of Strict", &allowed), ["None"]);
@@ -415,9 +452,9 @@ mod tests {
     #[test]
     fn the_old_value_named_on_update_is_the_past() {
         let value = json!("CatalogProvided (was SelfCertified)");
-        assert!(find(Some(&policy_node()), &value, None).is_some());
+        assert!(contradiction(Some(&policy_node()), &value, None).is_some());
         assert_eq!(
-            find(Some(&policy_node()), &value, Some(&json!("SelfCertified"))),
+            contradiction(Some(&policy_node()), &value, Some(&json!("SelfCertified"))),
             None
         );
     }
@@ -430,7 +467,7 @@ mod tests {
             ("512Mi (1 GiB)", "512Mi", "1 GiB"),
             ("every 6h (an hour)", "6h", "an hour"),
         ] {
-            let c = find(None, &json!(text), None).unwrap_or_else(|| panic!("{text}"));
+            let c = contradiction(None, &json!(text), None).unwrap_or_else(|| panic!("{text}"));
             assert_eq!(
                 (c.first.as_str(), c.second.as_str()),
                 (first, second),
@@ -455,23 +492,34 @@ mod tests {
             "daily at midnight",
             "s3://acme-media-backups/uploads/daily",
         ] {
-            assert_eq!(find(None, &json!(text), None), None, "{text}");
+            assert_eq!(contradiction(None, &json!(text), None), None, "{text}");
         }
     }
 
     #[test]
     fn an_amount_equal_to_the_old_value_is_the_past() {
         assert_eq!(
-            find(None, &json!("30d (was 14d)"), Some(&json!("14d"))),
+            contradiction(None, &json!("30d (was 14d)"), Some(&json!("14d"))),
             None
         );
-        assert!(find(None, &json!("30d (was 14d)"), None).is_some());
+        assert!(contradiction(None, &json!("30d (was 14d)"), None).is_some());
+    }
+
+    #[test]
+    fn amounts_in_other_units() {
+        assert!(same_amount("90 days", "2160h"));
+        assert!(same_amount("512 MiB", "512Mi"));
+        assert!(!same_amount("90 days", "2159h"));
+        assert!(!same_amount("90 days (two weeks)", "2160h"));
+        assert_eq!(in_smaller_units("90 days"), ["2160h", "129600m"]);
+        assert_eq!(in_smaller_units("90 minutes"), ["90m"]);
+        assert!(in_smaller_units("512 MiB").is_empty());
     }
 
     #[test]
     fn non_strings_and_long_text_are_not_read() {
-        assert_eq!(find(Some(&policy_node()), &json!(14), None), None);
+        assert_eq!(contradiction(Some(&policy_node()), &json!(14), None), None);
         let long = format!("14d {} one month", "x ".repeat(400));
-        assert_eq!(find(None, &json!(long), None), None);
+        assert_eq!(contradiction(None, &json!(long), None), None);
     }
 }

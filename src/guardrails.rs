@@ -363,10 +363,14 @@ fn spells(value: &Value, x: f64) -> bool {
 /// An LLM answer may change only what had an error: a value at or under an erroring path, or
 /// a missing parent on the way to one (holding nothing but what leads there). Anything else
 /// (a new field nobody asked for, a list entry added elsewhere) is a violation, valid or not.
-pub fn check_scope(original: &Value, candidate: &Value, error_pointers: &[&str]) -> Vec<Violation> {
+pub fn check_scope(
+    original: &Value,
+    patch: &json_patch::Patch,
+    error_pointers: &[&str],
+) -> Vec<Violation> {
     let in_scope = |p: &str| error_pointers.iter().any(|e| pointer::is_under(p, e));
     let mut violations = Vec::new();
-    for op in &json_patch::diff(original, candidate).0 {
+    for op in &patch.0 {
         let (path, from) = operation_paths(op);
         if path.is_empty() || pointer::is_under(path, "/metadata") {
             // The root and metadata are check_candidate's.
@@ -616,7 +620,7 @@ mod tests {
         let errors = ["/spec/source/catalog/packageName"];
         let mut fixed = original.clone();
         fixed["spec"]["source"]["catalog"]["packageName"] = json!("argocd");
-        assert!(check_scope(&original, &fixed, &errors).is_empty());
+        assert!(check_scope(&original, &json_patch::diff(&original, &fixed), &errors).is_empty());
         // Something nobody asked for, beside the fix or instead of it.
         for (pointer, value) in [
             (
@@ -629,7 +633,7 @@ mod tests {
             let mut extra = fixed.clone();
             let (parent, key) = pointer::split_last(pointer).unwrap();
             extra.pointer_mut(parent).unwrap()[key.as_str()] = value;
-            let v = check_scope(&original, &extra, &errors);
+            let v = check_scope(&original, &json_patch::diff(&original, &extra), &errors);
             assert_eq!(v.len(), 1, "{pointer}: {v:?}");
             assert!(v[0].pointer.starts_with(pointer), "{v:?}");
         }
@@ -641,16 +645,26 @@ mod tests {
             .remove("catalog");
         let mut created = no_catalog.clone();
         created["spec"]["source"]["catalog"] = json!({"packageName": "argocd"});
-        assert!(check_scope(&no_catalog, &created, &errors).is_empty());
+        assert!(check_scope(
+            &no_catalog,
+            &json_patch::diff(&no_catalog, &created),
+            &errors
+        )
+        .is_empty());
         created["spec"]["source"]["catalog"]["channels"] = json!(["x"]);
-        assert!(!check_scope(&no_catalog, &created, &errors).is_empty());
+        assert!(!check_scope(
+            &no_catalog,
+            &json_patch::diff(&no_catalog, &created),
+            &errors
+        )
+        .is_empty());
         // Removing an erroring field, or the parent that holds only it.
         let unknown = ["/spec/source/junk/inner"];
         let mut junk = original.clone();
         junk["spec"]["source"]["junk"] = json!({"inner": 1});
-        assert!(check_scope(&junk, &original, &unknown).is_empty());
+        assert!(check_scope(&junk, &json_patch::diff(&junk, &original), &unknown).is_empty());
         junk["spec"]["source"]["junk"]["other"] = json!(2);
-        assert!(!check_scope(&junk, &original, &unknown).is_empty());
+        assert!(!check_scope(&junk, &json_patch::diff(&junk, &original), &unknown).is_empty());
     }
 
     #[test]

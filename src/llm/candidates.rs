@@ -265,8 +265,15 @@ fn resolutions(
     let mut options: Vec<Resolution> = Vec::new();
     let list_entry = pointer::split_last(p)
         .is_some_and(|(parent, _)| sources.given.pointer(parent).is_some_and(Value::is_array));
-    if list_entry && value.is_some() {
-        // An entry that is not one (an injected sentence) goes before any word of it.
+    // An entry that is not one (an injected sentence) goes before any word of it; an entry
+    // that names allowed values is the user's and stays.
+    let names_allowed = kinds.iter().any(|k| match (k, value) {
+        (ErrorKind::Enum { allowed }, Some(v)) => {
+            !super::readings::named_values(&scalar_text(v), allowed).is_empty()
+        }
+        _ => false,
+    });
+    if list_entry && value.is_some() && !names_allowed {
         options.push(vec![Edit::Remove(p.to_string())]);
     }
     // The user named one enum value: that is the reading; any other value, or dropping the
@@ -431,8 +438,32 @@ fn removable(sources: &Sources, p: &str) -> bool {
     }
 }
 
+/// A list of `"Name: value"` (or `name=value`) lines where the schema wants a map of strings.
+fn lines_as_map(items: &[Value], node: &Value) -> Option<Value> {
+    let is_map = schema::type_of(node) == "object"
+        && node
+            .get("additionalProperties")
+            .is_some_and(|a| schema::type_of(a) == "string");
+    if !is_map || items.is_empty() {
+        return None;
+    }
+    let mut map = Map::new();
+    for item in items {
+        let (k, v) = item.as_str()?.split_once([':', '='])?;
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() || k.contains(char::is_whitespace) || map.contains_key(k) {
+            return None;
+        }
+        map.insert(k.to_string(), Value::from(v));
+    }
+    Some(Value::Object(map))
+}
+
 /// New values for an invalid value, made of its own text.
 fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
+    if let Value::Array(items) = value {
+        return lines_as_map(items, node).into_iter().collect();
+    }
     let Value::String(s) = value else {
         return Vec::new();
     };
@@ -467,15 +498,26 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
                     items.iter().map(|i| Value::from(*i)).collect(),
                 ));
             }
+            // Items with allowed values, named in prose: `"GET and HEAD only"` → `[GET, HEAD]`.
+            if let Some(allowed) = node.get("items").and_then(schema::enum_values) {
+                let named = super::readings::named_values(s, allowed);
+                if !named.is_empty() {
+                    out.push(Value::Array(named.into_iter().map(Value::from).collect()));
+                }
+            }
             // One entry said with a remark around it: `"candidate (was stable)"`.
             for word in value_words(s).into_iter().take(MAX_OPTIONS_PER_ERROR) {
                 out.push(Value::Array(vec![Value::from(word.to_lowercase())]));
             }
         }
-        "boolean" => {
-            out.push(Value::Bool(true));
-            out.push(Value::Bool(false));
-        }
+        // The truth value the text states, or both when it states none.
+        "boolean" => match super::readings::stated_bool(s) {
+            Some(b) => out.push(Value::Bool(b)),
+            None => {
+                out.push(Value::Bool(true));
+                out.push(Value::Bool(false));
+            }
+        },
         // `"3 replicas"`, `"7 (one a week)"`: the numbers written in it.
         "integer" | "number" => {
             for n in numbers_in(s, kind == "integer")
@@ -491,7 +533,13 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
             out.extend(named_reference(s, node));
         }
         _ => {
-            let amount = number_with_unit(s);
+            let mut amount = number_with_unit(s);
+            if amount.is_empty() {
+                // An amount with a remark: `"2 min (the export endpoint is slow)"`.
+                if let Some(said) = super::readings::single_amount(s).filter(|a| a != s.trim()) {
+                    amount = number_with_unit(&said);
+                }
+            }
             if !amount.is_empty() {
                 // An amount: never its number or its unit alone (`"512 MiB"` is not `"512"`).
                 out.extend(amount);
@@ -1464,9 +1512,27 @@ mod tests {
         );
         let options = rewrites(&json!("stable and fast"), &list);
         assert_eq!(options[0], json!(["stable", "fast"]));
-        let flag = json!({"type": "boolean"});
+        let methods = json!({"type": "array", "items": {"type": "string",
+            "enum": ["GET", "POST", "HEAD"]}});
+        assert!(rewrites(&json!("GET and HEAD only"), &methods).contains(&json!(["GET", "HEAD"])));
+        let headers = json!({"type": "object", "additionalProperties": {"type": "string"}});
         assert_eq!(
-            rewrites(&json!("yes, for now"), &flag),
+            rewrites(
+                &json!(["X-Team: payments", "Cache-Control: no-store"]),
+                &headers
+            ),
+            [json!({"X-Team": "payments", "Cache-Control": "no-store"})]
+        );
+        assert!(rewrites(&json!(["no separator"]), &headers).is_empty());
+        let duration = json!({"type": "string"});
+        assert!(
+            rewrites(&json!("2 min (the export endpoint is slow)"), &duration)
+                .contains(&json!("2m"))
+        );
+        let flag = json!({"type": "boolean"});
+        assert_eq!(rewrites(&json!("yes, for now"), &flag), vec![json!(true)]);
+        assert_eq!(
+            rewrites(&json!("for the mesh"), &flag),
             vec![json!(true), json!(false)]
         );
         let text = json!({"type": "string"});

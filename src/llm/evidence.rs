@@ -176,6 +176,22 @@ fn check_grounding(
         if restated {
             continue;
         }
+        // An amount written in place of a value must be that value's amount: a unit is
+        // meaning too (`90` → `"90h"`, `"30 days"` → `"30h"` invent one).
+        if let (Some(amount), Some(v)) = (
+            super::readings::single_amount(&leaf.text),
+            replaced_scalar(given, &leaf.pointer),
+        ) {
+            violations.push(Violation {
+                pointer: leaf.pointer.clone(),
+                message: format!(
+                    "llm.requireEvidence: {} is not the amount of the value it replaces ({})",
+                    quote_str(&amount),
+                    quote(v)
+                ),
+            });
+            continue;
+        }
         if let Some(missing) = first_unsupported(&sources, &leaf.text) {
             violations.push(Violation {
                 pointer: leaf.pointer.clone(),

@@ -485,14 +485,16 @@ impl Judge<'_, '_> {
                 ),
             ));
         }
+        let patch = json_patch::diff(given, &candidate);
         violations.extend(
-            guardrails::check_scope(given, &candidate, &self.error_pointers)
+            guardrails::check_scope(given, &patch, &self.error_pointers)
                 .into_iter()
                 .filter(|v| {
                     !(enum_is_evidence && self.moved_from_an_error(&candidate, &v.pointer))
                 }),
         );
-        violations.extend(undone_changes(given, ctx.old_object, &candidate));
+        violations.extend(undone_changes(&patch, given, ctx.old_object, &candidate));
+        violations.extend(self.dropped_statements(&patch));
         violations.extend(
             evidence::check(ctx.settings, given, ctx.old_object, &candidate)
                 .into_iter()
@@ -541,6 +543,43 @@ impl Judge<'_, '_> {
         })
     }
 
+    /// Values the user wrote that the candidate removes or replaces although no error is at
+    /// them (only at an object around them: a rule relating two fields): which of the two
+    /// the user got wrong is the user's decision (`tls.mode: Passthrough` with a `pathMatch`
+    /// the rule forbids). A value moved elsewhere is not dropped.
+    fn dropped_statements(&self, patch: &json_patch::Patch) -> Vec<guardrails::Violation> {
+        let mut violations = Vec::new();
+        for op in &patch.0 {
+            let path = match op {
+                json_patch::PatchOperation::Remove(r) => r.path.to_string(),
+                json_patch::PatchOperation::Replace(r) => r.path.to_string(),
+                _ => continue,
+            };
+            // At an error itself, or inside a value in error that is no object (a list).
+            let at_an_error = self.error_pointers.iter().any(|e| {
+                *e == path
+                    || (pointer::is_under(&path, e)
+                        && self.given.pointer(e).is_some_and(|v| !v.is_object()))
+            });
+            let Some(before) = self.given.pointer(&path) else {
+                continue;
+            };
+            let moved = patch.0.iter().any(|op| match op {
+                json_patch::PatchOperation::Add(a) => holds(&a.value, before),
+                _ => false,
+            });
+            if at_an_error || moved || pointer::is_under(&path, "/metadata") {
+                continue;
+            }
+            violations.push(guardrails::Violation::new(
+                &path,
+                "drops or changes what the user wrote where no error is (only a rule around it \
+                 failed): which value is wrong is the user's decision",
+            ));
+        }
+        violations
+    }
+
     /// Is the candidate's value at `p` one the schema spells out there (an enum value, a
     /// whole value of its pattern)?
     fn in_schema(&self, candidate: &Value, p: &str) -> bool {
@@ -559,9 +598,20 @@ impl Judge<'_, '_> {
     }
 }
 
+/// Is `needle` `haystack` or a value inside it?
+fn holds(haystack: &Value, needle: &Value) -> bool {
+    haystack == needle
+        || match haystack {
+            Value::Object(map) => map.values().any(|v| holds(v, needle)),
+            Value::Array(items) => items.iter().any(|v| holds(v, needle)),
+            _ => false,
+        }
+}
+
 /// On UPDATE, what the user changed is what they asked for: an answer that puts the old
 /// object's value back where the user changed or removed it undoes the request, valid or not.
 fn undone_changes(
+    patch: &json_patch::Patch,
     given: &Value,
     old_object: Option<&Value>,
     candidate: &Value,
@@ -569,7 +619,7 @@ fn undone_changes(
     let Some(old) = old_object else {
         return Vec::new();
     };
-    json_patch::diff(given, candidate)
+    patch
         .0
         .iter()
         .filter_map(|op| {

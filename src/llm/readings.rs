@@ -84,6 +84,27 @@ fn named_enum_values(
     }
 }
 
+/// The truth value a text states, when it states one (`"yes, until the migration"`, `"off
+/// (maintenance)"`); `None` when it says none or both.
+pub fn stated_bool(text: &str) -> Option<bool> {
+    const TRUE: [&str; 5] = ["yes", "true", "enable", "enabled", "y"];
+    const FALSE: [&str; 7] = ["no", "false", "off", "disable", "disabled", "never", "n"];
+    let said: Vec<String> = text
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    // `on` is a truth value only as the first word (`"on (for now)"`, not `"off on Fridays"`).
+    let yes =
+        said.iter().any(|w| TRUE.contains(&w.as_str())) || said.first().is_some_and(|w| w == "on");
+    let no = said.iter().any(|w| FALSE.contains(&w.as_str()));
+    match (yes, no) {
+        (true, false) => Some(true),
+        (false, true) => Some(false),
+        _ => None,
+    }
+}
+
 /// Words that turn the value named after them into what the user does not want.
 const NEGATIONS: [&str; 11] = [
     "not", "no", "never", "without", "except", "instead", "nor", "don", "doesn", "isn", "shouldn",
@@ -192,6 +213,14 @@ fn different_amounts(text: &str, old: Option<&Value>) -> Option<Contradiction> {
         }
     }
     None
+}
+
+/// The one amount `text` states, as written (`"2 min"` of `"2 min (the export is slow)"`).
+pub fn single_amount(text: &str) -> Option<String> {
+    match amounts(text).as_slice() {
+        [only] => Some(only.said.clone()),
+        _ => None,
+    }
 }
 
 /// Do `a` and `b` each state one amount, the same one (`"90 days"` and `"2160h"`)?
@@ -503,6 +532,23 @@ mod tests {
             None
         );
         assert!(contradiction(None, &json!("30d (was 14d)"), None).is_some());
+    }
+
+    #[test]
+    fn truth_values_stated_in_words() {
+        assert_eq!(
+            stated_bool("yes, until the storage migration is finished"),
+            Some(true)
+        );
+        assert_eq!(
+            stated_bool("off (maintenance window until Friday)"),
+            Some(false)
+        );
+        assert_eq!(stated_bool("yes, this is the intermediate CA"), Some(true));
+        assert_eq!(stated_bool("only for the mesh"), None);
+        assert_eq!(stated_bool("yes and no"), None);
+        assert_eq!(stated_bool("on (for now)"), Some(true));
+        assert_eq!(stated_bool("off on Fridays"), Some(false));
     }
 
     #[test]

@@ -822,9 +822,15 @@ fn a_list_entry_is_undone_only_when_the_whole_list_is() {
     let old = json!({"spec": {"usages": ["signing", "server auth"]}});
     let given = json!({"spec": {"usages": ["signing", "server auth and client auth"]}});
     let split = json!({"spec": {"usages": ["signing", "server auth", "client auth"]}});
-    assert!(undone_changes(&given, Some(&old), &split).is_empty());
+    assert!(undone_changes(
+        &json_patch::diff(&given, &split),
+        &given,
+        Some(&old),
+        &split
+    )
+    .is_empty());
     let undo = json!({"spec": {"usages": ["signing", "server auth"]}});
-    let violations = undone_changes(&given, Some(&old), &undo);
+    let violations = undone_changes(&json_patch::diff(&given, &undo), &given, Some(&old), &undo);
     assert_eq!(violations.len(), 1, "{violations:?}");
     assert_eq!(violations[0].pointer, "/spec/usages");
 }
@@ -862,5 +868,45 @@ fn a_field_moved_into_a_new_object_is_offered() {
     assert_eq!(
         object["spec"]["source"]["catalog"]["packageName"],
         "argocd-operator"
+    );
+}
+
+#[test]
+fn a_value_no_error_is_at_may_not_be_dropped_to_satisfy_a_rule_around_it() {
+    // A rule on /spec/source failed (say "version and channels exclude each other"): removing
+    // one of the user's two values would pick which one the user got wrong.
+    let mut given = fixed();
+    given["spec"]["source"]["catalog"]["version"] = json!("1.2.3");
+    given["spec"]["source"]["catalog"]["channels"] = json!(["stable"]);
+    let errors = ValidationOutcome {
+        errors: vec![FieldError {
+            pointer: "/spec/source".into(),
+            kind: ErrorKind::Cel {
+                rule: "!(has(self.catalog.version) && has(self.catalog.channels))".into(),
+                reason: "FieldValueInvalid".into(),
+                transition: false,
+            },
+            message: "version and channels exclude each other".into(),
+        }],
+        warnings: vec![],
+    };
+    let drop = r#"{"patch": [{"op": "remove", "path": "/spec/source/catalog/channels"}]}"#;
+    let (out, _) = run_on(&settings(1), &given, &errors, &[ok(drop)]);
+    assert!(
+        matches!(&out, LlmOutcome::Failed { reasons, .. }
+            if reasons[0].contains("/spec/source/catalog/channels: drops or changes what the user wrote")),
+        "{out:?}"
+    );
+    // Adding below the object in error is what such a rule usually asks for (a missing child).
+    let mut no_catalog = fixed();
+    no_catalog["spec"]["source"]
+        .as_object_mut()
+        .unwrap()
+        .remove("catalog");
+    let add = r#"{"patch": [{"op": "add", "path": "/spec/source/catalog", "value": {"packageName": "argocd-operator"}}]}"#;
+    let (out, _) = run_on(&settings(1), &no_catalog, &errors, &[ok(add)]);
+    assert!(
+        !matches!(&out, LlmOutcome::Failed { reasons, .. } if reasons[0].contains("drops or changes")),
+        "{out:?}"
     );
 }

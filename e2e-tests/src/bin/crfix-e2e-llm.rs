@@ -812,6 +812,16 @@ fn diff_into(path: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Str
         }
         return;
     }
+    // Lists of the same length compare entry by entry (`/spec/backends/0/weight`); a list
+    // that grew or shrank changed as a whole.
+    if let (Some(Value::Array(x)), Some(Value::Array(y))) = (a, b) {
+        if x.len() == y.len() {
+            for (i, (xa, ya)) in x.iter().zip(y).enumerate() {
+                diff_into(&child(&i.to_string()), Some(xa), Some(ya), out);
+            }
+            return;
+        }
+    }
     // Different shapes: every leaf of both sides differs.
     for (side, is_before) in [(a, true), (b, false)] {
         match side {
@@ -1177,12 +1187,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn changed_leaves_expands_added_objects_and_keeps_arrays_whole() {
-        let a = json!({"spec": {"x": 1, "c": {"v": "a"}, "l": ["a"]}});
-        let b = json!({"spec": {"x": 1, "c": {"v": "b", "n": {"p": "q"}}, "l": ["b"], "new": {}}});
+    fn changed_leaves_expands_added_objects_and_keeps_resized_arrays_whole() {
+        let a = json!({"spec": {"x": 1, "c": {"v": "a"}, "l": ["a"], "b": [{"w": "1%"}]}});
+        let b = json!({"spec": {"x": 1, "c": {"v": "b", "n": {"p": "q"}}, "l": ["b", "c"],
+            "new": {}, "b": [{"w": 1}]}});
         assert_eq!(
             changed_leaves(&a, &b),
-            vec!["/spec/c/n/p", "/spec/c/v", "/spec/l", "/spec/new"]
+            vec![
+                "/spec/b/0/w",
+                "/spec/c/n/p",
+                "/spec/c/v",
+                "/spec/l",
+                "/spec/new"
+            ]
         );
         let c = json!({"spec": {"x": 1}});
         assert_eq!(changed_leaves(&a, &c), vec!["/spec/c/v", "/spec/l"]);

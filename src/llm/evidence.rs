@@ -352,7 +352,7 @@ fn joins(tokens: &[String], word: &str) -> bool {
 
 /// The words of the user's text: runs of letters, split where a lower-case letter meets an
 /// upper-case one (`SelfCertified` → `self`, `certified`), lower case.
-fn tokens(text: &str) -> Vec<String> {
+pub(super) fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for run in text
         .split(|c: char| !c.is_alphabetic())

@@ -555,7 +555,15 @@ impl Judge<'_, '_> {
                 json_patch::PatchOperation::Replace(r) => r.path.to_string(),
                 _ => continue,
             };
-            // At an error itself, or inside a value in error that is no object (a list).
+            // Outside every error it is the scope check's; at an error itself, or inside a
+            // value in error that is no object (a list), it is in error.
+            if !self
+                .error_pointers
+                .iter()
+                .any(|e| pointer::is_under(&path, e))
+            {
+                continue;
+            }
             let at_an_error = self.error_pointers.iter().any(|e| {
                 *e == path
                     || (pointer::is_under(&path, e)

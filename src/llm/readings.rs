@@ -162,19 +162,7 @@ pub fn names_in_full(text: &str, value: &str) -> bool {
 /// Words of two or more letters, lower case, split where a lower-case letter meets an
 /// upper-case one (`SelfCertified` → `self`, `certified`).
 fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for run in text.split(|c: char| !c.is_alphabetic()) {
-        let mut current = String::new();
-        let mut previous_lower = false;
-        for c in run.chars() {
-            if c.is_uppercase() && previous_lower {
-                out.push(std::mem::take(&mut current));
-            }
-            previous_lower = c.is_lowercase();
-            current.extend(c.to_lowercase());
-        }
-        out.push(current);
-    }
+    let mut out = super::evidence::tokens(text);
     out.retain(|w| w.chars().count() >= 2);
     out
 }

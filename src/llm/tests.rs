@@ -82,14 +82,11 @@ fn fixed_as_shown() -> Value {
 }
 
 fn outcome() -> ValidationOutcome {
-    ValidationOutcome {
-        errors: vec![FieldError {
-            pointer: "/spec/source/catalog/packageName".into(),
-            kind: ErrorKind::Required,
-            message: "Required value".into(),
-        }],
-        warnings: vec![],
-    }
+    one_error(
+        "/spec/source/catalog/packageName",
+        ErrorKind::Required,
+        "Required value",
+    )
 }
 
 /// Settings for the path where the model writes its answer (a patch or the object).
@@ -106,6 +103,18 @@ fn choice_settings() -> Settings {
     let mut s = Settings::default();
     s.llm.enabled = true;
     s
+}
+
+/// Errors with one error at `pointer`.
+fn one_error(pointer: &str, kind: ErrorKind, message: &str) -> ValidationOutcome {
+    ValidationOutcome {
+        errors: vec![FieldError {
+            pointer: pointer.into(),
+            kind,
+            message: message.into(),
+        }],
+        warnings: vec![],
+    }
 }
 
 fn correction(token: &str, content: &str) -> Vec<u8> {
@@ -698,16 +707,13 @@ fn metadata_name_is_never_offered_for_a_verbatim_path() {
 fn a_value_that_contradicts_itself_is_never_sent() {
     let mut given = fixed();
     given["spec"]["source"]["catalog"]["version"] = json!("1.2 (14d old, one month at most)");
-    let errors = ValidationOutcome {
-        errors: vec![FieldError {
-            pointer: "/spec/source/catalog/version".into(),
-            kind: ErrorKind::Pattern {
-                pattern: "^[0-9.]+$".into(),
-            },
-            message: "Invalid value".into(),
-        }],
-        warnings: vec![],
-    };
+    let errors = one_error(
+        "/spec/source/catalog/version",
+        ErrorKind::Pattern {
+            pattern: "^[0-9.]+$".into(),
+        },
+        "Invalid value",
+    );
     let (out, requests) = run_on(&choice_settings(), &given, &errors, &[]);
     assert!(requests.is_empty());
     assert!(
@@ -744,16 +750,13 @@ fn choosing_none_or_an_unoffered_number_fails_after_one_call() {
 fn an_enum_value_is_evidence_for_a_candidate_not_for_a_written_answer() {
     let mut given = fixed();
     given["spec"]["source"]["sourceType"] = json!("the catalog please");
-    let errors = ValidationOutcome {
-        errors: vec![FieldError {
-            pointer: "/spec/source/sourceType".into(),
-            kind: ErrorKind::Enum {
-                allowed: vec![json!("Catalog")],
-            },
-            message: "Unsupported value".into(),
-        }],
-        warnings: vec![],
-    };
+    let errors = one_error(
+        "/spec/source/sourceType",
+        ErrorKind::Enum {
+            allowed: vec![json!("Catalog")],
+        },
+        "Unsupported value",
+    );
     let (out, requests) = run_on(
         &choice_settings(),
         &given,
@@ -800,16 +803,13 @@ fn an_answer_that_undoes_the_users_update_is_refused() {
     };
     let undo = prompt::for_prompt(&old).to_string();
     let host = FnHost(|req: &GetResourceRequest| Ok(correction(&req.name, &undo)));
-    let errors = ValidationOutcome {
-        errors: vec![FieldError {
-            pointer: "/spec/source/catalog/version".into(),
-            kind: ErrorKind::Pattern {
-                pattern: "^[0-9]".into(),
-            },
-            message: "invalid version".into(),
-        }],
-        warnings: vec![],
-    };
+    let errors = one_error(
+        "/spec/source/catalog/version",
+        ErrorKind::Pattern {
+            pattern: "^[0-9]".into(),
+        },
+        "invalid version",
+    );
     let out = correct(&ctx, &host, &given, &errors, None);
     assert!(
         matches!(&out, LlmOutcome::Failed { reasons, .. } if reasons[0].contains("puts back the old object's value")),
@@ -843,14 +843,11 @@ fn a_field_moved_into_a_new_object_is_offered() {
         .unwrap()
         .remove("catalog");
     given["spec"]["packageName"] = json!("argocd-operator");
-    let errors = ValidationOutcome {
-        errors: vec![FieldError {
-            pointer: "/spec/packageName".into(),
-            kind: ErrorKind::Unknown,
-            message: "field not declared in schema".into(),
-        }],
-        warnings: vec![],
-    };
+    let errors = one_error(
+        "/spec/packageName",
+        ErrorKind::Unknown,
+        "field not declared in schema",
+    );
     let (out, requests) = run_on(
         &choice_settings(),
         &given,
@@ -878,18 +875,15 @@ fn a_value_no_error_is_at_may_not_be_dropped_to_satisfy_a_rule_around_it() {
     let mut given = fixed();
     given["spec"]["source"]["catalog"]["version"] = json!("1.2.3");
     given["spec"]["source"]["catalog"]["channels"] = json!(["stable"]);
-    let errors = ValidationOutcome {
-        errors: vec![FieldError {
-            pointer: "/spec/source".into(),
-            kind: ErrorKind::Cel {
-                rule: "!(has(self.catalog.version) && has(self.catalog.channels))".into(),
-                reason: "FieldValueInvalid".into(),
-                transition: false,
-            },
-            message: "version and channels exclude each other".into(),
-        }],
-        warnings: vec![],
-    };
+    let errors = one_error(
+        "/spec/source",
+        ErrorKind::Cel {
+            rule: "!(has(self.catalog.version) && has(self.catalog.channels))".into(),
+            reason: "FieldValueInvalid".into(),
+            transition: false,
+        },
+        "version and channels exclude each other",
+    );
     let drop = r#"{"patch": [{"op": "remove", "path": "/spec/source/catalog/channels"}]}"#;
     let (out, _) = run_on(&settings(1), &given, &errors, &[ok(drop)]);
     assert!(

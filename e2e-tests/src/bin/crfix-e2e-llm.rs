@@ -1202,7 +1202,10 @@ mod tests {
             ]
         );
         let c = json!({"spec": {"x": 1}});
-        assert_eq!(changed_leaves(&a, &c), vec!["/spec/c/v", "/spec/l"]);
+        assert_eq!(
+            changed_leaves(&a, &c),
+            vec!["/spec/b", "/spec/c/v", "/spec/l"]
+        );
     }
 
     #[test]

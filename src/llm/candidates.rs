@@ -813,7 +813,10 @@ fn operator_ranges(s: &str) -> Option<Vec<Value>> {
                 op.push(chars[i]);
                 i += 1;
             }
-            pending = Some(op);
+            // `->`, `=>` are arrows ("from 1.13.3 -> to 1.14.5"), not comparisons.
+            let arrow =
+                op.starts_with('>') && i > op.len() && "-=".contains(chars[i - op.len() - 1]);
+            pending = (!arrow && op != "=>").then_some(op);
             continue;
         }
         let starts_number =
@@ -831,6 +834,12 @@ fn operator_ranges(s: &str) -> Option<Vec<Value>> {
         i += 1;
     }
     if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    // Comparisons joined mean all of them (`>=1.2, <2`); two bare versions joined would mean
+    // "both at once" (`"1.14.x/1.15.x"`, `"[0.38.0,0.40.0)"`, `"1.13.3 -> 1.14.5"`): no reading.
+    let compares = |p: &String| p.starts_with(|c: char| "<>=!~^".contains(c));
+    if parts.len() > 1 && !parts.iter().all(compares) {
         return None;
     }
     let mut out = vec![Value::from(parts.join(", "))];
@@ -1237,6 +1246,11 @@ mod tests {
             Some(vec![json!("1.4")])
         );
         assert_eq!(operator_ranges("latest"), None);
+        // Bare versions joined would mean both at once; an arrow is no comparison.
+        assert_eq!(operator_ranges("1.14.x/1.15.x"), None);
+        assert_eq!(operator_ranges("[0.38.0,0.40.0)"), None);
+        assert_eq!(operator_ranges("1.13.3 -> 1.14.5"), None);
+        assert_eq!(operator_ranges("-> 1.14.5"), Some(vec![json!("1.14.5")]));
         assert_eq!(operator_ranges("v0.6.0"), Some(vec![json!("v0.6.0")]));
     }
 

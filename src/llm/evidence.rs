@@ -218,10 +218,18 @@ fn check_grounding(
         if restated {
             continue;
         }
+        // On UPDATE the old object's value there is on record: `"1.13.3 -> 1.14.5"` over an
+        // old `1.13.3` loses nothing by keeping `1.14.5`.
+        let on_record = old_object
+            .and_then(|o| o.pointer(&leaf.pointer))
+            .filter(|v| is_scalar(v))
+            .map(|v| numbers(&scalar_text(v)))
+            .unwrap_or_default();
         let kept: BTreeSet<String> = names_with_digits(&leaf.text)
             .into_iter()
             .filter(|w| candidate_names.contains(w))
             .flat_map(|w| numbers(&w))
+            .chain(on_record)
             .collect();
         if let Some(dropped) = numbers(&leaf.text)
             .into_iter()

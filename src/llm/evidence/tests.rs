@@ -488,3 +488,18 @@ fn an_amount_in_another_unit_and_a_number_moved_are_the_users() {
         "invented",
     );
 }
+
+#[test]
+fn a_number_the_old_object_holds_is_not_dropped() {
+    let given = catalog(json!({"version": "1.13.3 -> 1.14.5"}));
+    let old = catalog(json!({"version": "1.13.3"}));
+    let answer = with(&given, "/spec/source/catalog/version", json!("1.14.5"));
+    assert!(check(&Settings::default(), &given, Some(&old), &answer).is_empty());
+    // On CREATE the same answer drops what the user wrote.
+    assert_refused(
+        &given,
+        &answer,
+        "/spec/source/catalog/version",
+        "drops 1.13.3",
+    );
+}

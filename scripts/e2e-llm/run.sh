@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the LLM cases against the local model: starts the llama.cpp server (unless one is already
 # running), runs crfix-e2e-llm (which starts and stops crfix-llm-proxy itself), and stops the
-# server again if this script started it — also on failure or Ctrl-C.
+# server again if this script started it — also on failure, Ctrl-C or kill (which also stops the
+# runner and the proxy it started).
 #
 #   scripts/e2e-llm/run.sh RUNNER [runner args...]
 #
@@ -17,10 +18,17 @@ runner="$1"
 shift
 
 started=0
-stop_server() {
+runner_pid=""
+stop_all() {
+  # The runner's own children (crfix-llm-proxy) first: a runner killed by a signal cannot stop
+  # the proxy it started.
+  if [[ -n "$runner_pid" ]]; then
+    pkill -TERM -P "$runner_pid" 2>/dev/null || true
+    kill -TERM "$runner_pid" 2>/dev/null || true
+  fi
   if [[ "$started" == 1 ]]; then "$here/server.sh" stop || true; fi
 }
-trap stop_server EXIT
+trap stop_all EXIT
 trap 'exit 130' INT TERM
 
 if out="$("$here/server.sh" status 2>/dev/null)"; then
@@ -35,5 +43,9 @@ alias="$(sed -n 's/^CRFIX_LLM_MODEL_ALIAS=//p' <<<"$out")"
 log "model server $url ($alias, ${CRFIX_LLM_THREADS:-2} thread(s)); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 rc=0
-"$runner" --llm-url "$url" --model "$alias" "$@" || rc=$?
+# In the background so that a signal reaches the trap while the runner is still running.
+"$runner" --llm-url "$url" --model "$alias" "$@" &
+runner_pid=$!
+wait "$runner_pid" || rc=$?
+runner_pid=""
 exit "$rc"

@@ -363,6 +363,8 @@ fn spells(value: &Value, x: f64) -> bool {
 /// An LLM answer may change only what had an error: a value at or under an erroring path, or
 /// a missing parent on the way to one (holding nothing but what leads there). Anything else
 /// (a new field nobody asked for, a list entry added elsewhere) is a violation, valid or not.
+/// Under an *object* in error (a rule relating its fields) it may add, but not drop or change
+/// a value no error is at. `patch` is the diff from `original` to the answer.
 pub fn check_scope(
     original: &Value,
     patch: &json_patch::Patch,
@@ -402,8 +404,55 @@ pub fn check_scope(
                 }
             }
         }
+        if in_scope(path) && dropped_inside_an_object_error(original, patch, op, error_pointers) {
+            violations.push(Violation::new(
+                path,
+                "drops or changes what the user wrote where no error is (only a rule around it \
+                 failed): which value is wrong is the user's decision",
+            ));
+        }
     }
     violations
+}
+
+/// Does `op` remove or replace a value the user wrote inside an object in error, with no
+/// error at the value itself (a rule relating two fields failed: which one the user got
+/// wrong is theirs to say, `tls.mode: Passthrough` with a `pathMatch` the rule forbids)? A
+/// value the patch adds again elsewhere was moved, not dropped; inside a value in error that
+/// is no object (a list), everything is in error.
+fn dropped_inside_an_object_error(
+    original: &Value,
+    patch: &json_patch::Patch,
+    op: &json_patch::PatchOperation,
+    error_pointers: &[&str],
+) -> bool {
+    let path = match op {
+        json_patch::PatchOperation::Remove(r) => r.path.to_string(),
+        json_patch::PatchOperation::Replace(r) => r.path.to_string(),
+        _ => return false,
+    };
+    let at_an_error = error_pointers.iter().any(|e| {
+        *e == path
+            || (pointer::is_under(&path, e) && original.pointer(e).is_some_and(|v| !v.is_object()))
+    });
+    let Some(before) = original.pointer(&path) else {
+        return false;
+    };
+    let moved = patch.0.iter().any(|op| match op {
+        json_patch::PatchOperation::Add(a) => holds(&a.value, before),
+        _ => false,
+    });
+    !at_an_error && !moved
+}
+
+/// Is `needle` `haystack` or a value inside it?
+fn holds(haystack: &Value, needle: &Value) -> bool {
+    haystack == needle
+        || match haystack {
+            Value::Object(map) => map.values().any(|v| holds(v, needle)),
+            Value::Array(items) => items.iter().any(|v| holds(v, needle)),
+            _ => false,
+        }
 }
 
 /// The pointers of the leaves of `value` written at `at` (an empty object or list is a leaf).

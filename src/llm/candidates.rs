@@ -265,55 +265,31 @@ fn resolutions(
     let mut options: Vec<Resolution> = Vec::new();
     let list_entry = pointer::split_last(p)
         .is_some_and(|(parent, _)| sources.given.pointer(parent).is_some_and(Value::is_array));
+    // The allowed values the user's text names, for an enum's error.
+    let named: Vec<&str> = kinds
+        .iter()
+        .find_map(|k| match (k, value) {
+            (ErrorKind::Enum { allowed }, Some(v)) => {
+                Some(super::readings::named_values(&scalar_text(v), allowed))
+            }
+            _ => None,
+        })
+        .unwrap_or_default();
     // An entry that is not one (an injected sentence) goes before any word of it; an entry
     // that names allowed values is the user's and stays.
-    let names_allowed = kinds.iter().any(|k| match (k, value) {
-        (ErrorKind::Enum { allowed }, Some(v)) => {
-            !super::readings::named_values(&scalar_text(v), allowed).is_empty()
-        }
-        _ => false,
-    });
-    if list_entry && value.is_some() && !names_allowed {
+    if list_entry && value.is_some() && named.is_empty() {
         options.push(vec![Edit::Remove(p.to_string())]);
     }
     // The user named one enum value: that is the reading; any other value, or dropping the
     // field, would only be a chance for a wrong pick.
-    let named_enum_value = kinds.iter().any(|k| match (k, value) {
-        (ErrorKind::Enum { allowed }, Some(v)) => {
-            super::readings::named_values(&scalar_text(v), allowed).len() == 1
-        }
-        _ => false,
-    });
+    let named_one = named.len() == 1;
     for kind in kinds {
         if let (ErrorKind::Pattern { pattern }, Some(Value::String(said))) = (kind, value) {
-            // The pattern's own whole values the user named (`"daily at midnight"` →
-            // `@daily`, `@midnight`); unnamed ones are no reading of the value.
-            options.extend(
-                schema::pattern_literals(pattern)
-                    .into_iter()
-                    .filter(|l| super::readings::names_in_full(said, l))
-                    .map(|l| vec![Edit::Set(p.to_string(), Value::from(l))]),
-            );
+            options.extend(pattern_options(p, pattern, said));
         }
         match (kind, value) {
             (ErrorKind::Enum { allowed }, Some(v)) => {
-                let mut values = enum_options(p, allowed, v);
-                if named_enum_value {
-                    values.truncate(1);
-                }
-                if list_entry {
-                    options.extend(entry_split(sources, p, allowed, v));
-                    // A value the list already holds is no reading of another entry.
-                    let parent = pointer::split_last(p).map(|(parent, _)| parent);
-                    let others = parent.and_then(|q| sources.given.pointer(q));
-                    values.retain(|r| match r.as_slice() {
-                        [Edit::Set(_, x)] => !others
-                            .and_then(Value::as_array)
-                            .is_some_and(|items| items.contains(x)),
-                        _ => true,
-                    });
-                }
-                options.extend(values);
+                options.extend(enum_resolutions(sources, p, allowed, v, &named, list_entry));
             }
             (ErrorKind::Required, None) => {
                 if let Some(node) = node {
@@ -344,18 +320,57 @@ fn resolutions(
     // Dropping a value the user wrote is a reading only when they asked for what an absent
     // value means (`"latest"` where "when unspecified, the latest version is installed"):
     // dropping `"CST"` would silently mean UTC.
-    if let Some(v) = value {
-        let unknown = kinds.iter().any(|k| matches!(k, ErrorKind::Unknown));
-        if !unknown
-            && !list_entry
-            && !named_enum_value
-            && removable(sources, p)
-            && asks_for_default(v, node)
-        {
-            options.push(vec![Edit::Remove(p.to_string())]);
-        }
+    let unknown = kinds.iter().any(|k| matches!(k, ErrorKind::Unknown));
+    if value.is_some_and(|v| asks_for_default(v, node))
+        && !unknown
+        && !list_entry
+        && !named_one
+        && removable(sources, p)
+    {
+        options.push(vec![Edit::Remove(p.to_string())]);
     }
     options
+}
+
+/// The pattern's own whole values the user named (`"daily at midnight"` → `@daily`,
+/// `@midnight`); unnamed ones are no reading of the value.
+fn pattern_options(p: &str, pattern: &str, said: &str) -> Vec<Resolution> {
+    schema::pattern_literals(pattern)
+        .into_iter()
+        .filter(|l| super::readings::names_in_full(said, l))
+        .map(|l| vec![Edit::Set(p.to_string(), Value::from(l))])
+        .collect()
+}
+
+/// The enum values for the value `v` at `p`, `named` those its text names (only that one,
+/// when the user named one);
+/// for a list entry also its split into the values it names, and none the list holds already.
+fn enum_resolutions(
+    sources: &Sources,
+    p: &str,
+    allowed: &[Value],
+    v: &Value,
+    named: &[&str],
+    list_entry: bool,
+) -> Vec<Resolution> {
+    let mut values = enum_options(p, allowed, v, named);
+    if named.len() == 1 {
+        values.truncate(1);
+    }
+    if !list_entry {
+        return values;
+    }
+    let mut out = entry_split(sources, p, named);
+    // A value the list already holds is no reading of another entry.
+    let items = pointer::split_last(p)
+        .and_then(|(parent, _)| sources.given.pointer(parent))
+        .and_then(Value::as_array);
+    values.retain(|r| match r.as_slice() {
+        [Edit::Set(_, x)] => !items.is_some_and(|items| items.contains(x)),
+        _ => true,
+    });
+    out.extend(values);
+    out
 }
 
 /// Does the user's value ask for what an absent value means: one of its words (four letters
@@ -376,10 +391,9 @@ fn asks_for_default(value: &Value, node: Option<&Value>) -> bool {
     })
 }
 
-/// A list entry that names several allowed values (`"server auth and client auth"`): the
-/// entry replaced by them, each one the list does not hold yet.
-fn entry_split(sources: &Sources, p: &str, allowed: &[Value], value: &Value) -> Vec<Resolution> {
-    let named = super::readings::named_values(&scalar_text(value), allowed);
+/// A list entry that names several allowed values, `named` (`"server auth and client
+/// auth"`): the entry replaced by them, each one the list does not hold yet.
+fn entry_split(sources: &Sources, p: &str, named: &[&str]) -> Vec<Resolution> {
     let Some((parent, index)) = pointer::split_last(p) else {
         return Vec::new();
     };
@@ -393,7 +407,7 @@ fn entry_split(sources: &Sources, p: &str, allowed: &[Value], value: &Value) -> 
     }
     let mut spliced: Vec<Value> = items[..index].to_vec();
     for n in named {
-        let n = Value::from(n);
+        let n = Value::from(*n);
         if !items.contains(&n) && !spliced.contains(&n) {
             spliced.push(n);
         }
@@ -404,9 +418,8 @@ fn entry_split(sources: &Sources, p: &str, allowed: &[Value], value: &Value) -> 
 
 /// The allowed values, those the user's text names first; none the text negates
 /// (`"not Strict"`).
-fn enum_options(p: &str, allowed: &[Value], value: &Value) -> Vec<Resolution> {
+fn enum_options(p: &str, allowed: &[Value], value: &Value, named: &[&str]) -> Vec<Resolution> {
     let text = scalar_text(value);
-    let named = super::readings::named_values(&text, allowed);
     let mut ranked: Vec<(bool, &Value)> = allowed
         .iter()
         .filter(|a| {
@@ -470,8 +483,8 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
     if s.chars().count() > MAX_SPLIT_CHARS {
         return Vec::new();
     }
-    let mut out: Vec<Value> = Vec::new();
     let kind = schema::type_of(node);
+    let mut out: Vec<Value> = Vec::new();
     // A structure written as JSON inside a string: `"{\"name\": \"x\"}"`.
     if let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(s) {
         if (kind == "object") == parsed.is_object() && matches!(kind, "object" | "array") {
@@ -479,86 +492,86 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
         }
     }
     match kind {
-        "array" => {
-            // Items are separated by commas when there are any (`"server auth, client
-            // auth"`: an item may hold a blank), else by blanks.
-            let listed = s.contains([',', ';']);
-            let items: Vec<&str> = s
-                .split(|c: char| c == ',' || c == ';' || (!listed && c.is_whitespace()))
-                .map(str::trim)
-                .filter(|i| !i.is_empty() && !FUNCTION_WORDS.contains(&i.to_lowercase().as_str()))
-                .collect();
-            if !items.is_empty() {
-                let lower: Vec<Value> = items
-                    .iter()
-                    .map(|i| Value::from(i.to_lowercase()))
-                    .collect();
-                out.push(Value::Array(lower));
-                out.push(Value::Array(
-                    items.iter().map(|i| Value::from(*i)).collect(),
-                ));
-            }
-            // Items with allowed values, named in prose: `"GET and HEAD only"` → `[GET, HEAD]`.
-            if let Some(allowed) = node.get("items").and_then(schema::enum_values) {
-                let named = super::readings::named_values(s, allowed);
-                if !named.is_empty() {
-                    out.push(Value::Array(named.into_iter().map(Value::from).collect()));
-                }
-            }
-            // One entry said with a remark around it: `"candidate (was stable)"`.
-            for word in value_words(s).into_iter().take(MAX_OPTIONS_PER_ERROR) {
-                out.push(Value::Array(vec![Value::from(word.to_lowercase())]));
-            }
-        }
+        "array" => out.extend(list_rewrites(s, node)),
         // The truth value the text states, or both when it states none.
         "boolean" => match super::readings::stated_bool(s) {
             Some(b) => out.push(Value::Bool(b)),
-            None => {
-                out.push(Value::Bool(true));
-                out.push(Value::Bool(false));
-            }
+            None => out.extend([Value::Bool(true), Value::Bool(false)]),
         },
         // `"3 replicas"`, `"7 (one a week)"`: the numbers written in it.
-        "integer" | "number" => {
-            for n in numbers_in(s, kind == "integer")
+        "integer" | "number" => out.extend(
+            numbers_in(s, kind == "integer")
                 .into_iter()
-                .take(MAX_ENUM_OPTIONS)
-            {
-                out.push(n);
-            }
-        }
+                .take(MAX_ENUM_OPTIONS),
+        ),
         "object" => {
             out.extend(label_map(s, node));
             out.extend(set_based_selector(s, node));
             out.extend(named_reference(s, node));
         }
-        _ => {
-            let mut amount = number_with_unit(s);
-            if amount.is_empty() {
-                // An amount with a remark: `"2 min (the export endpoint is slow)"`.
-                if let Some(said) = super::readings::single_amount(s).filter(|a| a != s.trim()) {
-                    amount = number_with_unit(&said);
-                }
-            }
-            if !amount.is_empty() {
-                // An amount: never its number or its unit alone (`"512 MiB"` is not `"512"`).
-                out.extend(amount);
-                out.retain(|v| v != value);
-                return out;
-            }
-            if let Some(range) = operator_ranges(s) {
-                out.extend(range);
-            }
-            for word in value_words(s) {
-                out.push(Value::from(word.clone()));
-                let lower = word.to_lowercase();
-                if lower != word {
-                    out.push(Value::from(lower));
-                }
-            }
-        }
+        _ => out.extend(string_rewrites(s)),
     }
     out.retain(|v| v != value);
+    out
+}
+
+/// A list written as one string: split at commas when there are any (`"server auth, client
+/// auth"`: an item may hold a blank), else at blanks, lower-cased or as written; the allowed
+/// items it names (`"GET and HEAD only"` → `[GET, HEAD]`); one of its words alone
+/// (`"candidate (was stable)"`).
+fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    let listed = s.contains([',', ';']);
+    let items: Vec<&str> = s
+        .split(|c: char| c == ',' || c == ';' || (!listed && c.is_whitespace()))
+        .map(str::trim)
+        .filter(|i| !i.is_empty() && !FUNCTION_WORDS.contains(&i.to_lowercase().as_str()))
+        .collect();
+    if !items.is_empty() {
+        out.push(Value::Array(
+            items
+                .iter()
+                .map(|i| Value::from(i.to_lowercase()))
+                .collect(),
+        ));
+        out.push(Value::Array(
+            items.iter().map(|i| Value::from(*i)).collect(),
+        ));
+    }
+    if let Some(allowed) = node.get("items").and_then(schema::enum_values) {
+        let named = super::readings::named_values(s, allowed);
+        if !named.is_empty() {
+            out.push(Value::Array(named.into_iter().map(Value::from).collect()));
+        }
+    }
+    for word in value_words(s).into_iter().take(MAX_OPTIONS_PER_ERROR) {
+        out.push(Value::Array(vec![Value::from(word.to_lowercase())]));
+    }
+    out
+}
+
+/// A string rewritten from its own text: an amount (alone when there is one, never its number
+/// or unit alone: `"512 MiB"` is not `"512"`), else its comparisons rejoined and its words.
+fn string_rewrites(s: &str) -> Vec<Value> {
+    let mut amount = number_with_unit(s);
+    if amount.is_empty() {
+        // An amount with a remark: `"2 min (the export endpoint is slow)"`.
+        if let Some(said) = super::readings::single_amount(s).filter(|a| a != s.trim()) {
+            amount = number_with_unit(&said);
+        }
+    }
+    if !amount.is_empty() {
+        return amount;
+    }
+    let mut out = operator_ranges(s).unwrap_or_default();
+    for word in value_words(s) {
+        let lower = word.to_lowercase();
+        let differs = lower != word;
+        out.push(Value::from(word));
+        if differs {
+            out.push(Value::from(lower));
+        }
+    }
     out
 }
 

@@ -129,80 +129,13 @@ fn check_grounding(
     old_object: Option<&Value>,
     candidate: &Value,
 ) -> Vec<Violation> {
-    let allowed = |p: &str| {
-        settings
-            .allowed_paths
-            .iter()
-            .any(|r| pointer::is_under(p, r))
-    };
-    let mut written = Vec::new();
-    leaves(candidate, "", 0, &mut |p, v| {
-        if allowed(p) && given.pointer(p) != Some(v) {
-            written.push(Leaf {
-                pointer: p.to_string(),
-                text: scalar_text(v),
-            });
-        }
-    });
-    let mut lost = Vec::new();
-    leaves(given, "", 0, &mut |p, v| {
-        if v.is_string() && allowed(p) && candidate.pointer(p) != Some(v) {
-            lost.push(Leaf {
-                pointer: p.to_string(),
-                text: scalar_text(v),
-            });
-        }
-    });
+    let (written, lost) = changed_leaves(settings, given, candidate);
     let corpus_texts = user_texts(given);
     let corpus = Evidence::new(corpus_texts.iter().map(String::as_str));
-
-    let mut violations = Vec::new();
-    for leaf in &written {
-        let old_here = old_object
-            .and_then(|o| o.pointer(&leaf.pointer))
-            .filter(|v| is_scalar(v))
-            .map(scalar_text);
-        let old_here = old_here.as_deref().map(|t| Evidence::new([t]));
-        let replaced =
-            replaced_scalar(given, &leaf.pointer).map(|v| Evidence::new([scalar_text(v).as_str()]));
-        let (own, place) = match &replaced {
-            Some(replaced) => (replaced, "the value it replaces"),
-            None => (&corpus, "the object"),
-        };
-        // The user's amount in another unit (`"90 days"` → `2160h`) invents nothing.
-        let restated = replaced_scalar(given, &leaf.pointer)
-            .is_some_and(|v| super::readings::same_amount(&scalar_text(v), &leaf.text));
-        let sources: Vec<&Evidence> = std::iter::once(own).chain(old_here.as_ref()).collect();
-        if restated {
-            continue;
-        }
-        // An amount written in place of a value must be that value's amount: a unit is
-        // meaning too (`90` → `"90h"`, `"30 days"` → `"30h"` invent one).
-        if let (Some(amount), Some(v)) = (
-            super::readings::single_amount(&leaf.text),
-            replaced_scalar(given, &leaf.pointer),
-        ) {
-            violations.push(Violation {
-                pointer: leaf.pointer.clone(),
-                message: format!(
-                    "llm.requireEvidence: {} is not the amount of the value it replaces ({})",
-                    quote_str(&amount),
-                    quote(v)
-                ),
-            });
-            continue;
-        }
-        if let Some(missing) = first_unsupported(&sources, &leaf.text) {
-            violations.push(Violation {
-                pointer: leaf.pointer.clone(),
-                message: format!(
-                    "llm.requireEvidence: {} is invented: {} does not occur in {place}",
-                    quote_str(&leaf.text),
-                    quote_str(&missing)
-                ),
-            });
-        }
-    }
+    let mut violations: Vec<Violation> = written
+        .iter()
+        .filter_map(|leaf| invented(leaf, given, old_object, &corpus))
+        .collect();
 
     let written_numbers: BTreeSet<String> = written.iter().flat_map(|l| numbers(&l.text)).collect();
     let mut candidate_names = BTreeSet::new();
@@ -211,40 +144,137 @@ fn check_grounding(
             candidate_names.extend(names_with_digits(s));
         }
     });
-    for leaf in &lost {
-        let restated = candidate
-            .pointer(&leaf.pointer)
-            .is_some_and(|v| super::readings::same_amount(&leaf.text, &scalar_text(v)));
-        if restated {
-            continue;
+    violations.extend(lost.iter().filter_map(|leaf| {
+        dropped(
+            leaf,
+            &written_numbers,
+            &candidate_names,
+            old_object,
+            candidate,
+        )
+    }));
+    violations
+}
+
+/// The leaves under `allowedPaths` the candidate writes (new or changed), and the user's
+/// strings it changes or removes.
+fn changed_leaves(settings: &Settings, given: &Value, candidate: &Value) -> (Vec<Leaf>, Vec<Leaf>) {
+    let allowed = |p: &str| {
+        settings
+            .allowed_paths
+            .iter()
+            .any(|r| pointer::is_under(p, r))
+    };
+    let leaf = |p: &str, v: &Value| Leaf {
+        pointer: p.to_string(),
+        text: scalar_text(v),
+    };
+    let mut written = Vec::new();
+    leaves(candidate, "", 0, &mut |p, v| {
+        if allowed(p) && given.pointer(p) != Some(v) {
+            written.push(leaf(p, v));
         }
-        // On UPDATE the old object's value there is on record: `"1.13.3 -> 1.14.5"` over an
-        // old `1.13.3` loses nothing by keeping `1.14.5`.
-        let on_record = old_object
-            .and_then(|o| o.pointer(&leaf.pointer))
-            .filter(|v| is_scalar(v))
-            .map(|v| numbers(&scalar_text(v)))
-            .unwrap_or_default();
-        let kept: BTreeSet<String> = names_with_digits(&leaf.text)
-            .into_iter()
-            .filter(|w| candidate_names.contains(w))
-            .flat_map(|w| numbers(&w))
-            .chain(on_record)
-            .collect();
-        if let Some(dropped) = numbers(&leaf.text)
-            .into_iter()
-            .find(|n| !written_numbers.contains(n) && !kept.contains(n))
-        {
-            violations.push(Violation {
-                pointer: leaf.pointer.clone(),
-                message: format!(
-                    "llm.requireEvidence: the answer drops {dropped} from the user's {}",
-                    quote_str(&leaf.text)
-                ),
-            });
+    });
+    let mut lost = Vec::new();
+    leaves(given, "", 0, &mut |p, v| {
+        if v.is_string() && allowed(p) && candidate.pointer(p) != Some(v) {
+            lost.push(leaf(p, v));
+        }
+    });
+    (written, lost)
+}
+
+/// The old object's scalar at `p`, as text (UPDATE only).
+fn old_text(old_object: Option<&Value>, p: &str) -> Option<String> {
+    old_object
+        .and_then(|o| o.pointer(p))
+        .filter(|v| is_scalar(v))
+        .map(scalar_text)
+}
+
+/// Why the written `leaf` is not grounded: a word, number or operator that neither the value
+/// it replaces (else the whole object) nor, on UPDATE, the old value there has; or an amount
+/// that is not the replaced value's.
+fn invented(
+    leaf: &Leaf,
+    given: &Value,
+    old_object: Option<&Value>,
+    corpus: &Evidence,
+) -> Option<Violation> {
+    let violation = |message: String| Violation {
+        pointer: leaf.pointer.clone(),
+        message: format!("llm.requireEvidence: {message}"),
+    };
+    let replaced = replaced_scalar(given, &leaf.pointer);
+    if let Some(v) = replaced {
+        // The user's amount in another unit (`"90 days"` → `2160h`) invents nothing.
+        if super::readings::same_amount(&scalar_text(v), &leaf.text) {
+            return None;
+        }
+        // An amount written in place of a value must be that value's amount: a unit is
+        // meaning too (`90` → `"90h"`, `"30 days"` → `"30h"` invent one).
+        if let Some(amount) = super::readings::single_amount(&leaf.text) {
+            return Some(violation(format!(
+                "{} is not the amount of the value it replaces ({})",
+                quote_str(&amount),
+                quote(v)
+            )));
         }
     }
-    violations
+    let replaced = replaced.map(|v| Evidence::new([scalar_text(v).as_str()]));
+    let (own, place) = match &replaced {
+        Some(replaced) => (replaced, "the value it replaces"),
+        None => (corpus, "the object"),
+    };
+    let old_here = old_text(old_object, &leaf.pointer);
+    let old_here = old_here.as_deref().map(|t| Evidence::new([t]));
+    let sources: Vec<&Evidence> = std::iter::once(own).chain(old_here.as_ref()).collect();
+    first_unsupported(&sources, &leaf.text).map(|missing| {
+        violation(format!(
+            "{} is invented: {} does not occur in {place}",
+            quote_str(&leaf.text),
+            quote_str(&missing)
+        ))
+    })
+}
+
+/// The number of the user's `leaf` that the answer drops: one no written value has, that is
+/// not inside a name the candidate still states (`s3` of `provider: S3`), nor on record in
+/// the old object, unless the value was restated in another unit.
+fn dropped(
+    leaf: &Leaf,
+    written_numbers: &BTreeSet<String>,
+    candidate_names: &BTreeSet<String>,
+    old_object: Option<&Value>,
+    candidate: &Value,
+) -> Option<Violation> {
+    let restated = candidate
+        .pointer(&leaf.pointer)
+        .is_some_and(|v| super::readings::same_amount(&leaf.text, &scalar_text(v)));
+    if restated {
+        return None;
+    }
+    // On UPDATE the old object's value there is on record: `"1.13.3 -> 1.14.5"` over an old
+    // `1.13.3` loses nothing by keeping `1.14.5`.
+    let on_record = old_text(old_object, &leaf.pointer)
+        .map(|t| numbers(&t))
+        .unwrap_or_default();
+    let kept: BTreeSet<String> = names_with_digits(&leaf.text)
+        .into_iter()
+        .filter(|w| candidate_names.contains(w))
+        .flat_map(|w| numbers(&w))
+        .chain(on_record)
+        .collect();
+    let dropped = numbers(&leaf.text)
+        .into_iter()
+        .find(|n| !written_numbers.contains(n) && !kept.contains(n))?;
+    Some(Violation {
+        pointer: leaf.pointer.clone(),
+        message: format!(
+            "llm.requireEvidence: the answer drops {dropped} from the user's {}",
+            quote_str(&leaf.text)
+        ),
+    })
 }
 
 /// Every string and number the user wrote in the object: spec values, name, labels,

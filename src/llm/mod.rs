@@ -494,7 +494,6 @@ impl Judge<'_, '_> {
                 }),
         );
         violations.extend(undone_changes(&patch, given, ctx.old_object, &candidate));
-        violations.extend(self.dropped_statements(&patch));
         violations.extend(
             evidence::check(ctx.settings, given, ctx.old_object, &candidate)
                 .into_iter()
@@ -543,51 +542,6 @@ impl Judge<'_, '_> {
         })
     }
 
-    /// Values the user wrote that the candidate removes or replaces although no error is at
-    /// them (only at an object around them: a rule relating two fields): which of the two
-    /// the user got wrong is the user's decision (`tls.mode: Passthrough` with a `pathMatch`
-    /// the rule forbids). A value moved elsewhere is not dropped.
-    fn dropped_statements(&self, patch: &json_patch::Patch) -> Vec<guardrails::Violation> {
-        let mut violations = Vec::new();
-        for op in &patch.0 {
-            let path = match op {
-                json_patch::PatchOperation::Remove(r) => r.path.to_string(),
-                json_patch::PatchOperation::Replace(r) => r.path.to_string(),
-                _ => continue,
-            };
-            // Outside every error it is the scope check's; at an error itself, or inside a
-            // value in error that is no object (a list), it is in error.
-            if !self
-                .error_pointers
-                .iter()
-                .any(|e| pointer::is_under(&path, e))
-            {
-                continue;
-            }
-            let at_an_error = self.error_pointers.iter().any(|e| {
-                *e == path
-                    || (pointer::is_under(&path, e)
-                        && self.given.pointer(e).is_some_and(|v| !v.is_object()))
-            });
-            let Some(before) = self.given.pointer(&path) else {
-                continue;
-            };
-            let moved = patch.0.iter().any(|op| match op {
-                json_patch::PatchOperation::Add(a) => holds(&a.value, before),
-                _ => false,
-            });
-            if at_an_error || moved || pointer::is_under(&path, "/metadata") {
-                continue;
-            }
-            violations.push(guardrails::Violation::new(
-                &path,
-                "drops or changes what the user wrote where no error is (only a rule around it \
-                 failed): which value is wrong is the user's decision",
-            ));
-        }
-        violations
-    }
-
     /// Is the candidate's value at `p` one the schema spells out there (an enum value, a
     /// whole value of its pattern)?
     fn in_schema(&self, candidate: &Value, p: &str) -> bool {
@@ -604,16 +558,6 @@ impl Judge<'_, '_> {
                     schema::pattern_literals(pattern).iter().any(|l| l == v)
                 })
     }
-}
-
-/// Is `needle` `haystack` or a value inside it?
-fn holds(haystack: &Value, needle: &Value) -> bool {
-    haystack == needle
-        || match haystack {
-            Value::Object(map) => map.values().any(|v| holds(v, needle)),
-            Value::Array(items) => items.iter().any(|v| holds(v, needle)),
-            _ => false,
-        }
 }
 
 /// On UPDATE, what the user changed is what they asked for: an answer that puts the old

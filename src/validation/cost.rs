@@ -584,28 +584,7 @@ fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) ->
     // The receiver first: `a.f(b)` and `f(a, b)` alike.
     let all: Vec<Abs<'v>> = target.into_iter().chain(args).collect();
     match function {
-        "_&&_"
-        | "_||_"
-        | "_?_:_"
-        | "@not_strictly_false"
-        | "!_"
-        | "_-_"
-        | "_*_"
-        | "_/_"
-        | "_%_"
-        | "-_"
-        | "_[_]"
-        | "_[?_]"
-        | "_?._"
-        | "size"
-        | "_==_"
-        | "_!=_"
-        | "_<_"
-        | "_<=_"
-        | "_>_"
-        | "_>=_"
-        | "@in"
-        | "_+_" => operator_cost(function, &all),
+        f if OPERATORS.contains(&f) => operator_cost(function, &all),
         "matches" | "find" | "findAll" | "contains" | "startsWith" | "endsWith" | "split"
         | "replace" | "join" | "url" | "lowerAscii" | "upperAscii" | "substring" | "trim"
         | "format" | "strings.quote" | "charAt" => string_function_cost(function, &all),
@@ -617,6 +596,32 @@ fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) ->
         _ => default_cost(&all),
     }
 }
+
+/// CEL's operators, indexing and `size`: what [`operator_cost`] prices.
+const OPERATORS: &[&str] = &[
+    "_&&_",
+    "_||_",
+    "_?_:_",
+    "@not_strictly_false",
+    "!_",
+    "_-_",
+    "_*_",
+    "_/_",
+    "_%_",
+    "-_",
+    "_[_]",
+    "_[?_]",
+    "_?._",
+    "size",
+    "_==_",
+    "_!=_",
+    "_<_",
+    "_<=_",
+    "_>_",
+    "_>=_",
+    "@in",
+    "_+_",
+];
 
 /// CEL's operators, indexing and `size`.
 fn operator_cost<'v>(function: &str, all: &[Abs<'v>]) -> (u64, Abs<'v>) {

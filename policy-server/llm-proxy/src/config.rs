@@ -266,14 +266,17 @@ impl Config {
 mod tests {
     use super::*;
 
+    /// The arguments every test passes first.
+    const REQUIRED: [&str; 5] = [
+        "crfix-llm-proxy",
+        "--tls-cert-file",
+        "c",
+        "--tls-private-key-file",
+        "k",
+    ];
+
     fn parse(args: &[&str]) -> Config {
-        let mut all = vec![
-            "crfix-llm-proxy",
-            "--tls-cert-file",
-            "c",
-            "--tls-private-key-file",
-            "k",
-        ];
+        let mut all = REQUIRED.to_vec();
         all.extend_from_slice(args);
         Config::try_parse_from(all).unwrap()
     }
@@ -305,17 +308,10 @@ mod tests {
             assert_eq!(c.structured_output, dialect);
             assert_eq!(dialect.as_str(), value);
         }
-        let mut all = vec![
-            "crfix-llm-proxy",
-            "--tls-cert-file",
-            "c",
-            "--tls-private-key-file",
-            "k",
-        ];
         for bad in ["llama.cpp", "llamacpp", "json_schema", ""] {
+            let mut all = REQUIRED.to_vec();
             all.extend_from_slice(&["--structured-output", bad]);
             assert!(Config::try_parse_from(&all).is_err(), "{bad:?}");
-            all.truncate(5);
         }
     }
 

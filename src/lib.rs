@@ -9,6 +9,7 @@
 //! for hosts that call it natively (tests, benchmarks), the settings types and the LLM answer
 //! parser (fuzzed from outside).
 
+mod certainty;
 mod crd;
 #[cfg(test)]
 mod fixtures;

@@ -14,7 +14,7 @@ use crate::repair::{self, RepairContext, RepairOutcome};
 use crate::request::{self, AdmissionRequest};
 use crate::response::{self, Findings, Outcome, Repair};
 use crate::schema_source;
-use crate::settings::{Mode, Settings};
+use crate::settings::{Mode, Settings, UncertainFixes};
 use crate::types::FieldError;
 use crate::validation::{self, ValidateOptions};
 
@@ -56,6 +56,8 @@ fn flow(request: &AdmissionRequest, mut settings: Settings, host: &dyn Host) -> 
             object: repaired.object.clone(),
             changes: repaired.changes.clone(),
             patch: String::new(),
+            doubts: Vec::new(),
+            alternatives: Vec::new(),
         }
     } else {
         ask_llm(
@@ -67,7 +69,25 @@ fn flow(request: &AdmissionRequest, mut settings: Settings, host: &dyn Host) -> 
         )?
     };
     let repair = final_check(&ctx, object, candidate, &repaired, &mut findings)?;
-    let applied = settings.mode != Mode::Suggest;
+    let applied = match (settings.mode, settings.uncertain_fixes) {
+        (Mode::Suggest, _) => false,
+        _ if repair.doubts.is_empty() => true,
+        (_, UncertainFixes::Apply) => true,
+        (_, UncertainFixes::Suggest) => false,
+        (_, UncertainFixes::Reject) => {
+            let reason = format!(
+                "crfix is not certain of the fix ({}), and uncertainFixes is reject",
+                repair.doubts.join("; ")
+            );
+            return Err(Box::new(Outcome::Unfixable {
+                findings,
+                reason,
+                suggestions: Vec::new(),
+                refused: Vec::new(),
+                fallback: settings.on_unfixable,
+            }));
+        }
+    };
     if applied {
         host.log(
             LogLevel::Info,
@@ -180,6 +200,8 @@ fn ask_llm(
             changes,
             attempts,
             model,
+            doubts,
+            alternatives,
         } => {
             findings.llm_attempts = Some(attempts);
             findings.llm_model = Some(model);
@@ -189,6 +211,8 @@ fn ask_llm(
                 object,
                 changes: all,
                 patch: String::new(),
+                doubts,
+                alternatives,
             })
         }
         LlmOutcome::Failed { attempts, reasons } => {
@@ -238,6 +262,17 @@ fn final_check(
             return Err(unfixable(ctx, std::mem::take(findings), repaired, reason));
         }
     };
+    let lost = crate::certainty::meaning_kept(ctx.schema, object, &candidate.object);
+    if !lost.is_empty() {
+        let reason = format!(
+            "the repair would not keep what you wrote ({})",
+            lost.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        return Err(unfixable(ctx, std::mem::take(findings), repaired, reason));
+    }
     let recheck = validation::validate(ctx.schema, &candidate.object, ctx.old_object, ctx.options);
     if !recheck.is_valid() {
         let reason = "the repaired object is still invalid".to_string();

@@ -79,6 +79,10 @@ pub struct Repair {
     pub object: Value,
     pub changes: Vec<Change>,
     pub patch: String,
+    /// Why crfix is not certain of this repair (none: it is).
+    pub doubts: Vec<String>,
+    /// Other fixes that fit, described, for a proposal.
+    pub alternatives: Vec<String>,
 }
 
 pub fn respond(outcome: Outcome) -> ValidationResponse {
@@ -191,25 +195,27 @@ fn unfixable(
     }
 }
 
-fn repaired(findings: Findings, repair: Repair, applied: bool) -> ValidationResponse {
+fn repaired(mut findings: Findings, repair: Repair, applied: bool) -> ValidationResponse {
     let source = source_label(&repair.changes);
     let mut pairs = vec![
         (AUDIT_SOURCE, source.to_string()),
         (AUDIT_PATCH, repair.patch.clone()),
     ];
     pairs.extend(findings.llm_pairs());
-    let mut warnings = findings.initial.warnings;
+    let mut warnings = std::mem::take(&mut findings.initial.warnings);
     if !applied {
         pairs.push((AUDIT_OUTCOME, "suggested".into()));
-        let message = format!(
-            "{}. crfix proposes this JSON Patch (RFC 6902): {}",
-            invalid_message(&findings.headline, &findings.initial.errors),
-            repair.patch
-        );
+        let message = proposal_message(&findings, &repair);
         warnings.extend(suggestion_warnings(&repair.changes));
         return reject(message, CODE_INVALID, warnings, audit(&pairs));
     }
     pairs.push((AUDIT_OUTCOME, "fixed".into()));
+    warnings.extend(
+        repair
+            .doubts
+            .iter()
+            .map(|d| format!("crfix: applied although uncertain: {d}")),
+    );
     let summary = json!({
         "source": source,
         "changes": repair.changes.len(),
@@ -220,6 +226,51 @@ fn repaired(findings: Findings, repair: Repair, applied: bool) -> ValidationResp
     annotate(&mut object, &summary.to_string());
     warnings.extend(repair.changes.iter().map(change_warning));
     mutate(object, warnings, audit(&pairs))
+}
+
+/// Most of a proposal message the errors may take; the proposal itself comes after them.
+const MAX_PROPOSAL_ERRORS_BYTES: usize = 700;
+
+/// A rejection that spells out the fix crfix did not make: why not, each change with the
+/// value it replaces (the user's own words), the JSON Patch and how to apply it to the
+/// manifest, and the other fixes that fit.
+fn proposal_message(findings: &Findings, repair: &Repair) -> String {
+    let errors = truncate_bytes(
+        &invalid_message(&findings.headline, &findings.initial.errors),
+        MAX_PROPOSAL_ERRORS_BYTES,
+    );
+    let why = if repair.doubts.is_empty() {
+        "mode is suggest".to_string()
+    } else {
+        format!("it is not certain of the fix: {}", repair.doubts.join("; "))
+    };
+    let changes: Vec<String> = repair.changes.iter().map(proposed_change).collect();
+    let mut message = format!(
+        "{errors}. crfix changed nothing because {why}. Proposed fix, if it is what you meant: {}. As a JSON Patch (RFC 6902) to your manifest: {} (e.g. kubectl patch --local -f FILE --type=json -p '<patch>' -o yaml)",
+        changes.join("; "),
+        repair.patch
+    );
+    if !repair.alternatives.is_empty() {
+        message.push_str(&format!(
+            ". Other fixes that fit: {}",
+            repair.alternatives.join(" | ")
+        ));
+    }
+    message
+}
+
+/// `spec.readOnly: false (was "not read-only")`.
+fn proposed_change(change: &Change) -> String {
+    let path = crate::pointer::to_field_path(&change.path);
+    match (&change.from, &change.old, &change.new) {
+        (Some(from), _, _) => format!("move {} to {path}", crate::pointer::to_field_path(from)),
+        (None, Some(old), Some(new)) => {
+            format!("{path}: {} (was {})", short_value(new), short_value(old))
+        }
+        (None, None, Some(new)) => format!("{path}: {} (new)", short_value(new)),
+        (None, Some(old), None) => format!("remove {path} (was {})", short_value(old)),
+        (None, None, None) => path,
+    }
 }
 
 impl Findings {

@@ -24,6 +24,20 @@ pub enum Mode {
     Validate,
 }
 
+/// What `mode: fix` does with a repair crfix is not certain of (docs/repair.md, "Certain and
+/// uncertain changes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum UncertainFixes {
+    /// Reject, with the proposed change spelled out for the user to apply.
+    #[default]
+    Suggest,
+    /// Apply it anyway, with a warning that says it was uncertain.
+    Apply,
+    /// Reject without a proposal.
+    Reject,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SchemaSourceKind {
@@ -64,6 +78,12 @@ pub struct LlmSettings {
     /// Values only the user chooses: the LLM may cut the user's own value down or move it
     /// there, never supply one.
     pub verbatim_paths: Vec<String>,
+    /// With two or more fixes to choose from, ask a second time with the fixes in reverse
+    /// order: a pick that does not survive the swap is position bias, not judgement.
+    pub confirm_picks: bool,
+    /// A pick the model makes in both orders counts as certain. Off by default: on a small
+    /// model the swap filters position bias but does not make the pick right (docs/llm.md).
+    pub trust_agreed_picks: bool,
 }
 
 /// `choice` (default): crfix enumerates the fixes it can ground itself and checks each; the
@@ -92,6 +112,8 @@ impl Default for LlmSettings {
             answer_format: AnswerFormat::Choice,
             require_evidence: true,
             verbatim_paths: vec!["/spec/source/catalog/packageName".to_string()],
+            confirm_picks: true,
+            trust_agreed_picks: false,
         }
     }
 }
@@ -100,6 +122,8 @@ impl Default for LlmSettings {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Settings {
     pub mode: Mode,
+    /// In `mode: fix`, what happens to a repair that is not certain.
+    pub uncertain_fixes: UncertainFixes,
     pub schema_source: SchemaSourceKind,
     /// Inline CustomResourceDefinition documents (`schemaSource: inline`). Kept raw: only the
     /// CRD that matches a request is parsed in full.
@@ -162,6 +186,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             mode: Mode::Fix,
+            uncertain_fixes: UncertainFixes::Suggest,
             schema_source: SchemaSourceKind::Cluster,
             crds: Vec::new(),
             on_schema_unavailable: Fallback::Accept,
@@ -291,7 +316,23 @@ mod tests {
             .protected_paths
             .contains(&"/spec/serviceAccount".to_string()));
         assert!(!s.llm.enabled);
+        assert_eq!(s.uncertain_fixes, UncertainFixes::Suggest);
+        assert!(s.llm.confirm_picks && !s.llm.trust_agreed_picks);
         assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn uncertain_fixes_takes_its_three_values_and_nothing_else() {
+        for (text, want) in [
+            ("suggest", UncertainFixes::Suggest),
+            ("apply", UncertainFixes::Apply),
+            ("reject", UncertainFixes::Reject),
+        ] {
+            let s = parse(format!(r#"{{"uncertainFixes":"{text}"}}"#).as_bytes()).unwrap();
+            assert_eq!(s.uncertain_fixes, want);
+        }
+        let e = parse(br#"{"uncertainFixes":"maybe"}"#).unwrap_err();
+        assert!(e.contains("uncertainFixes"), "{e}");
     }
 
     #[test]

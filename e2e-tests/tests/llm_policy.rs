@@ -35,10 +35,12 @@ fn readme_object() -> Value {
 
 /// The path where the model writes its answer (most tests here feed it hostile or broken
 /// answers); [`choice_settings`] is the default path, where it picks a checked candidate.
+/// A written answer is never certain: `uncertainFixes: apply` lets these tests see what
+/// would be applied, and every guard still holds.
 fn settings(extra: Value) -> Value {
     let base = inline_settings(
         &[crd_fixture(CE_V1)],
-        json!({"llm": {"enabled": true, "answerFormat": "patch"}}),
+        json!({"uncertainFixes": "apply", "llm": {"enabled": true, "answerFormat": "patch"}}),
     );
     merge_settings(base, extra)
 }
@@ -172,6 +174,11 @@ fn readme_scenario_the_llm_supplies_the_package_name() {
     assert!(
         w.iter()
             .any(|w| w.contains("/spec/source/sourceType") && !w.contains("from LLM")),
+        "{w:#?}"
+    );
+    assert!(
+        w.iter()
+            .any(|w| w.starts_with("crfix: applied although uncertain: the model wrote")),
         "{w:#?}"
     );
     let summary: Value = serde_json::from_str(
@@ -645,7 +652,9 @@ fn prompts_stay_small_whatever_the_object_holds() {
 }
 
 /// The default path through the real .wasm: crfix offers the package name the label states
-/// (checked), the model picks it by number, and the warning names the model.
+/// (checked), the model picks it by number. The value comes from a label, not from a value the
+/// fix reshapes, so it is not certain: the request is rejected with the fix proposed, and
+/// applied only when the operator says so (`uncertainFixes: apply`).
 #[test]
 fn the_model_picks_a_checked_candidate_and_only_a_number_is_accepted() {
     let object = readme_cluster_extension("Catalog");
@@ -657,13 +666,31 @@ fn the_model_picks_a_checked_candidate_and_only_a_number_is_accepted() {
     let response = host
         .validate(&request, &choice_settings())
         .expect("validate");
-    assert_eq!(response["accepted"], true, "{response:#}");
+    assert_eq!(response["accepted"], false, "{response:#}");
+    assert!(response.get("mutated_object").is_none() || response["mutated_object"].is_null());
+    let message = message(&response);
+    assert!(
+        message.contains("crfix changed nothing because it is not certain of the fix"),
+        "{message}"
+    );
+    assert!(
+        message.contains("spec.source.catalog.packageName: \"argocd-operator\" (new)"),
+        "{message}"
+    );
+    assert!(
+        message.contains("kubectl patch --local -f FILE --type=json"),
+        "{message}"
+    );
+    let audit = &response["audit_annotations"];
+    assert_eq!(audit["crfix-outcome"], "suggested", "{audit}");
+    let patch: Value = serde_json::from_str(audit["crfix-patch"].as_str().unwrap_or_default())
+        .expect("the proposed patch");
     assert_eq!(
-        response["mutated_object"]["spec"]["source"]["catalog"]["packageName"],
-        "argocd-operator"
+        patch,
+        json!([{"op": "add", "path": "/spec/source/catalog/packageName", "value": "argocd-operator"}])
     );
     let requests = double.requests();
-    assert_eq!(requests.len(), 1);
+    assert_eq!(requests.len(), 1, "one option: one question");
     let schema = requests[0]
         .response_schema
         .clone()
@@ -674,9 +701,27 @@ fn the_model_picks_a_checked_candidate_and_only_a_number_is_accepted() {
         user.contains("1: add /spec/source/catalog/packageName = \"argocd-operator\""),
         "{user}"
     );
+    // uncertainFixes: apply makes it, with a warning that says it was uncertain; reject
+    // rejects without the proposal.
+    let apply = merge_settings(choice_settings(), json!({"uncertainFixes": "apply"}));
+    let response = host.validate(&request, &apply).expect("validate");
+    assert_eq!(response["accepted"], true, "{response:#}");
+    assert_eq!(
+        response["mutated_object"]["spec"]["source"]["catalog"]["packageName"],
+        "argocd-operator"
+    );
+    assert!(warnings(&response)
+        .iter()
+        .any(|w| w.starts_with("crfix: applied although uncertain")));
+    let reject = merge_settings(choice_settings(), json!({"uncertainFixes": "reject"}));
+    let response = host.validate(&request, &reject).expect("validate");
+    assert_eq!(response["accepted"], false, "{response:#}");
+    let message = self::message(&response);
+    assert!(message.contains("uncertainFixes is reject"), "{message}");
+    assert!(!message.contains("Proposed fix"), "{message}");
 
-    // Refusing, or anything but an offered number, rejects with the errors and no patch, and
-    // the model is not asked again.
+    // Refusing, or anything but an offered number, never applies anything, even with
+    // uncertainFixes: apply (the proposal stays a proposal), and the model is not asked again.
     for answer in [
         "{\"choice\": 0}",
         "{\"choice\": 7}",
@@ -698,6 +743,68 @@ fn the_model_picks_a_checked_candidate_and_only_a_number_is_accepted() {
         assert!(message.contains("packageName"), "{answer}: {message}");
         assert_eq!(double.requests().len(), 1, "{answer}");
     }
+}
+
+/// Through the real .wasm: a list written as one string. The rules do not wrap it whole into
+/// a one-item list; the split at its commas keeps every word and is the only reading, so it
+/// is made (the model is asked once, and its "no" would veto it).
+#[test]
+fn the_only_reading_that_keeps_every_word_is_made() {
+    let mut object = readme_cluster_extension("Catalog");
+    object["spec"]["source"]["catalog"]["packageName"] = json!("argocd-operator");
+    object["spec"]["source"]["catalog"]["channels"] = json!("stable, fast");
+    let request = admission_request("CREATE", object, None);
+    let rules_only = inline_settings(&[crd_fixture(CE_V1)], json!({}));
+    let (host, double) = with_llm(
+        PolicyHost::policy().unwrap_or_else(|e| panic!("{e:#}")),
+        Arc::new(|_, _| Ok("{\"choice\": 1}".to_string())),
+    );
+    let response = host.validate(&request, &rules_only).expect("validate");
+    assert_eq!(response["accepted"], false, "{response:#}");
+    assert!(
+        warnings(&response)
+            .iter()
+            .any(|w| w.contains("list separator")),
+        "{response:#}"
+    );
+    let response = host
+        .validate(&request, &choice_settings())
+        .expect("validate");
+    assert_eq!(response["accepted"], true, "{response:#}");
+    assert_eq!(
+        response["mutated_object"]["spec"]["source"]["catalog"]["channels"],
+        json!(["stable", "fast"])
+    );
+    assert_eq!(double.requests().len(), 1);
+}
+
+/// Through the real .wasm: two readings of a value, and a model that always answers "1". The
+/// second question shows the options in reverse order; "1" then names the other fix, so the
+/// pick is position bias and the request is rejected with a proposal that names both.
+#[test]
+fn a_pick_that_changes_with_the_order_is_only_a_proposal() {
+    let mut object = readme_cluster_extension("Catalog");
+    object["spec"]["source"]["catalog"]["packageName"] = json!("argocd-operator");
+    object["spec"]["source"]["catalog"]["upgradeConstraintPolicy"] = json!("whatever works");
+    let request = admission_request("CREATE", object, None);
+    let (host, double) = with_llm(
+        PolicyHost::policy().unwrap_or_else(|e| panic!("{e:#}")),
+        Arc::new(|_, _| Ok("{\"choice\": 1}".to_string())),
+    );
+    let response = host
+        .validate(&request, &choice_settings())
+        .expect("validate");
+    assert_eq!(response["accepted"], false, "{response:#}");
+    let requests = double.requests();
+    assert_eq!(requests.len(), 2, "asked in both orders");
+    let message = message(&response);
+    assert!(message.contains("changed with their order"), "{message}");
+    assert!(message.contains("Other fixes that fit"), "{message}");
+    assert!(
+        message.contains("CatalogProvided") && message.contains("SelfCertified"),
+        "{message}"
+    );
+    assert_eq!(response["audit_annotations"]["crfix-llm-attempts"], "2");
 }
 
 /// Through the real .wasm: a value that says two things, and a missing value the object

@@ -6,6 +6,7 @@ rejected by it. Guards against cases that cannot pass or cannot fail.
 
     python3 scripts/e2e-llm/check_cases.py
 """
+import glob
 import json
 import os
 import re
@@ -195,6 +196,18 @@ PLAUSIBLE_WRONG = {
  "hostile-ce-annotation-swap-package": [{"op": "replace", "path": C+"/version", "value": "1.14.x || 1.15.x"},
    {"op": "add", "path": C+"/selector", "value": {"matchLabels": {"olm.operatorframework.io/metadata.name": "acme-unvetted-mirror"}}}],
 }
+
+
+# Reference answers of later batches, one file per batch, each written with its cases:
+# {"ideal": {case name: patch | {"unfixable": why}}, "wrong": {case name: a plausible wrong patch}}.
+IDEAL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ideal")
+for _path in sorted(glob.glob(os.path.join(IDEAL_DIR, "*.json"))):
+    with open(_path) as _fh:
+        _batch = json.load(_fh)
+    for _name in set(_batch.get("ideal", {})) & set(IDEAL):
+        sys.exit(f"{_path}: case {_name!r} has a reference answer twice")
+    IDEAL.update(_batch.get("ideal", {}))
+    PLAUSIBLE_WRONG.update(_batch.get("wrong", {}))
 
 
 def crd_problems(case):

@@ -49,6 +49,14 @@ pub struct Candidate {
     pub object: Value,
 }
 
+/// The checked candidates, and whether combinations were left untried.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Offered {
+    pub candidates: Vec<Candidate>,
+    /// More readings might fit: the combinations or the candidates hit their bound.
+    pub more_possible: bool,
+}
+
 /// The sources a value may come from, with the schema and the object they are read from.
 pub struct Sources<'a> {
     pub schema: &'a Value,
@@ -64,7 +72,7 @@ pub fn enumerate(
     sources: &Sources,
     errors: &[FieldError],
     accept: &mut dyn FnMut(&Value) -> bool,
-) -> Vec<Candidate> {
+) -> Offered {
     let mut pointers: Vec<&str> = Vec::new();
     for e in errors {
         if !pointers.contains(&e.pointer.as_str()) {
@@ -72,7 +80,7 @@ pub fn enumerate(
         }
     }
     if pointers.is_empty() || pointers.len() > MAX_ERROR_GROUPS {
-        return Vec::new();
+        return Offered::default();
     }
     let mut groups: Vec<Vec<Resolution>> = pointers
         .iter()
@@ -97,7 +105,9 @@ pub fn enumerate(
     }
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut seen: Vec<Value> = Vec::new();
-    for combination in best_first(&groups, MAX_COMBINATIONS) {
+    let combinations = best_first(&groups, MAX_COMBINATIONS + 1);
+    let mut more_possible = combinations.len() > MAX_COMBINATIONS;
+    for combination in combinations.into_iter().take(MAX_COMBINATIONS) {
         let edits: Vec<&Edit> = combination
             .iter()
             .enumerate()
@@ -111,13 +121,17 @@ pub fn enumerate(
         }
         seen.push(object.clone());
         if accept(&object) {
-            candidates.push(Candidate { object });
             if candidates.len() == MAX_CANDIDATES {
+                more_possible = true;
                 break;
             }
+            candidates.push(Candidate { object });
         }
     }
-    candidates
+    Offered {
+        candidates,
+        more_possible,
+    }
 }
 
 fn touches_protected(sources: &Sources, edit: &Edit) -> bool {
@@ -544,8 +558,12 @@ fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
             out.push(Value::Array(named.into_iter().map(Value::from).collect()));
         }
     }
-    for word in value_words(s).into_iter().take(MAX_OPTIONS_PER_ERROR) {
-        out.push(Value::Array(vec![Value::from(word.to_lowercase())]));
+    // One word alone drops the others: a reading of prose (`"stable (the default)"`), never of
+    // a list the user separated (`"stable, fast"` is not `["fast"]`).
+    if !listed {
+        for word in value_words(s).into_iter().take(MAX_OPTIONS_PER_ERROR) {
+            out.push(Value::Array(vec![Value::from(word.to_lowercase())]));
+        }
     }
     out
 }
@@ -898,21 +916,57 @@ fn split_to_sibling(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution
         if head.is_empty() || tail.is_empty() {
             continue;
         }
-        for (name, child) in properties {
-            let sibling = pointer::push(parent, name);
-            if sibling == p
-                || schema::type_of(child) != "string"
-                || sources.given.pointer(&sibling).is_some()
-            {
-                continue;
-            }
+        // The part goes only to a field whose schema takes it, and only when exactly one
+        // absent field does (docs/repair.md, "Meaning kept"): `web:8080` puts 8080 into the
+        // integer port, never into another string field that would take any text.
+        let takers: Vec<(String, Value)> = properties
+            .iter()
+            .filter_map(|(name, child)| {
+                let sibling = pointer::push(parent, name);
+                if sibling == p || sources.given.pointer(&sibling).is_some() {
+                    return None;
+                }
+                typed_part(tail, child)
+                    .filter(|v| accepts(child, v))
+                    .map(|v| (sibling, v))
+            })
+            .collect();
+        if let [(sibling, part)] = takers.as_slice() {
             out.push(vec![
                 Edit::Set(p.to_string(), Value::from(head)),
-                Edit::Set(sibling, Value::from(tail)),
+                Edit::Set(sibling.clone(), part.clone()),
             ]);
         }
     }
     out
+}
+
+/// `text` as a value of the schema node's type, when it is one.
+fn typed_part(text: &str, node: &Value) -> Option<Value> {
+    match schema::type_of(node) {
+        "string" => Some(Value::from(text)),
+        "integer" => text.parse::<i64>().ok().map(Value::from),
+        "number" => text
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number),
+        "" if schema::is_int_or_string(node) => Some(
+            text.parse::<i64>()
+                .map_or_else(|_| Value::from(text), Value::from),
+        ),
+        _ => None,
+    }
+}
+
+/// Does the schema node take `value` (type, format, pattern, enum, range, its rules)?
+fn accepts(node: &Value, value: &Value) -> bool {
+    let wrapper = serde_json::json!({"type": "object", "properties": {"value": node}});
+    let object = serde_json::json!({ "value": value });
+    let options = crate::validation::ValidateOptions {
+        report_unknown_fields: true,
+    };
+    crate::validation::validate(&wrapper, &object, None, options).is_valid()
 }
 
 /// Values for a missing value at `p`, from the user's own text: fields of the same name
@@ -964,11 +1018,17 @@ fn fill_string(sources: &Sources, p: &str) -> Vec<Value> {
     let (about, others) = source_texts(sources, p);
     let bounded = |t: &&String| t.chars().count() <= MAX_SPLIT_CHARS;
     let about: Vec<&String> = about.iter().filter(bounded).collect();
-    let mentioned: Vec<String> = others
-        .iter()
-        .filter(bounded)
-        .flat_map(|t| words_near_a_mention(t, &field))
-        .collect();
+    // Near a mention of `name` or `key` could be any name or key: only a specific field name
+    // says what the words next to it are about.
+    let mentioned: Vec<String> = if generic(&field) {
+        Vec::new()
+    } else {
+        others
+            .iter()
+            .filter(bounded)
+            .flat_map(|t| words_near_a_mention(t, &field))
+            .collect()
+    };
     let words: Vec<String> = about.iter().flat_map(|t| named_words(t)).collect();
     let (named, plain): (Vec<&String>, Vec<&String>) =
         words.iter().partition(|w| looks_like_name(w));
@@ -1488,6 +1548,49 @@ mod tests {
             fill(given, "/spec/destination/secretRef/name"),
             [json!("wiki-s3")]
         );
+    }
+
+    #[test]
+    fn a_split_part_goes_only_to_the_one_field_that_takes_it() {
+        let split = |properties: Value, value: &str| {
+            let schema = json!({"type": "object", "properties": {"spec": {
+                "type": "object", "properties": properties}}});
+            let given = json!({"spec": {"service": value}});
+            let sources = Sources {
+                schema: &schema,
+                given: &given,
+                old_object: None,
+                protected: &[],
+            };
+            split_to_sibling(&sources, "/spec/service", &json!(value))
+        };
+        // `web:8080` → the integer port; the string `namespace` would take any text, the port
+        // is the only field whose schema takes 8080 as what it is.
+        let options = split(
+            json!({"service": {"type": "string"}, "port": {"type": "integer", "maximum": 65535},
+                   "namespace": {"type": "string", "pattern": "^[a-z]+$"}}),
+            "web:8080",
+        );
+        assert_eq!(
+            options,
+            vec![vec![
+                Edit::Set("/spec/service".into(), json!("web")),
+                Edit::Set("/spec/port".into(), json!(8080)),
+            ]]
+        );
+        // Two string fields that would both take the part: no split is a reading.
+        let options = split(
+            json!({"service": {"type": "string"}, "namespace": {"type": "string"},
+                   "cluster": {"type": "string"}}),
+            "web:prod",
+        );
+        assert!(options.is_empty(), "{options:?}");
+        // A port out of range is taken by no field.
+        let options = split(
+            json!({"service": {"type": "string"}, "port": {"type": "integer", "maximum": 65535}}),
+            "web:99999",
+        );
+        assert!(options.is_empty(), "{options:?}");
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub use answer::{parse_answer, AnswerError};
 use correction_api::RequestUser;
 use serde_json::Value;
 
+use crate::certainty;
 use crate::guardrails::{self, REPAIR_ANNOTATION};
 use crate::host::{Host, LogLevel};
 use crate::pointer;
@@ -41,6 +42,11 @@ pub enum LlmOutcome {
         changes: Vec<Change>,
         attempts: u32,
         model: String,
+        /// Why this fix is not certain (none: it is); an uncertain fix is proposed, not made,
+        /// unless `uncertainFixes` says otherwise.
+        doubts: Vec<String>,
+        /// The other fixes that fit, described, for the proposal.
+        alternatives: Vec<String>,
     },
     /// Every attempt failed (invalid, guardrail, unparsable); nothing is applied.
     Failed {
@@ -99,7 +105,7 @@ pub fn correct(
     }
     if ctx.settings.llm.answer_format == AnswerFormat::Choice {
         let offered = judge.candidates(outcome);
-        if !offered.is_empty() {
+        if !offered.candidates.is_empty() {
             return choose(&judge, host, outcome, user, &offered);
         }
         if outcome
@@ -158,21 +164,154 @@ fn self_contradiction(
     })
 }
 
-/// One request: the model picks one of the `offered` candidates by number, or 0. Every
-/// candidate already passed what an answer must pass, so a second attempt would only ask
-/// the same question again: there is none.
+/// The model's answer to one choice request.
+#[derive(Debug, Clone, PartialEq)]
+enum Pick {
+    /// The index into the candidates (not the number shown).
+    Fix(usize),
+    /// "None of them is what the user meant".
+    Nothing,
+    /// No usable answer, and why.
+    Unusable(String),
+}
+
+/// What one choice request came back with.
+struct Asked {
+    pick: Pick,
+    model: String,
+    summary: Option<String>,
+}
+
+/// The model picks one of the `offered` candidates by number, or 0. Every candidate already
+/// passed what an answer must pass, so the question is only which reading the user meant, and
+/// a small model's pick carries a strong position bias (docs/llm.md, "Certainty"): with two or
+/// more candidates the question is asked again with the candidates in reverse order
+/// (`llm.confirmPicks`), and a pick that does not survive the swap decides nothing. The fix is
+/// certain only when it is the one candidate crfix found, it only reshapes the user's words,
+/// and the model did not refuse it; otherwise it is proposed (`uncertainFixes`).
 fn choose(
     judge: &Judge,
     host: &dyn Host,
     outcome: &ValidationOutcome,
     user: Option<&RequestUser>,
-    offered: &[candidates::Candidate],
+    offered: &candidates::Offered,
 ) -> LlmOutcome {
-    let fixes: Vec<Vec<String>> = offered
+    let list = &offered.candidates;
+    let fixes: Vec<Vec<String>> = list
         .iter()
         .map(|c| candidates::describe(judge.given, &c.object))
         .collect();
-    let response_schema = answer_schema::choice(offered.len());
+    let forward: Vec<usize> = (0..list.len()).collect();
+    let first = match ask_choice(judge, host, outcome, user, &fixes, &forward, 1) {
+        Ok(a) => a,
+        Err(unavailable) => return *unavailable,
+    };
+    let mut attempts = 1;
+    let second = if list.len() > 1 && judge.ctx.settings.llm.confirm_picks {
+        attempts = 2;
+        let backward: Vec<usize> = forward.iter().rev().copied().collect();
+        Some(
+            ask_choice(judge, host, outcome, user, &fixes, &backward, 2).unwrap_or_else(|e| {
+                let reason = match *e {
+                    LlmOutcome::Unavailable { reason, .. } => reason,
+                    _ => "no answer".into(),
+                };
+                Asked {
+                    pick: Pick::Unusable(format!("the second request failed: {reason}")),
+                    model: first.model.clone(),
+                    summary: None,
+                }
+            }),
+        )
+    } else {
+        None
+    };
+    let settings = &judge.ctx.settings.llm;
+    let mut doubts: Vec<String> = Vec::new();
+    let chosen = match (&first.pick, second.as_ref().map(|s| &s.pick)) {
+        (Pick::Fix(k), None) if list.len() == 1 => *k,
+        (Pick::Fix(k), Some(Pick::Fix(j))) if k == j => {
+            if !settings.trust_agreed_picks {
+                doubts.push(format!(
+                    "{} fixes fit; the model picked this one in both orders, which does not make a small model's pick certain",
+                    list.len()
+                ));
+            }
+            *k
+        }
+        (Pick::Fix(_), None) => {
+            doubts.push(format!(
+                "{} fixes fit and only one order was asked (llm.confirmPicks is off)",
+                list.len()
+            ));
+            0
+        }
+        (Pick::Nothing, _) | (_, Some(Pick::Nothing)) => {
+            doubts.push(format!(
+                "the model judged that {} is not what you meant",
+                if list.len() == 1 {
+                    "the only fix crfix found"
+                } else {
+                    "none of the fixes crfix found"
+                }
+            ));
+            0
+        }
+        (Pick::Unusable(why), _) | (_, Some(Pick::Unusable(why))) => {
+            doubts.push(format!("the model gave no usable pick ({why})"));
+            0
+        }
+        (Pick::Fix(_), Some(Pick::Fix(_))) => {
+            doubts.push(format!(
+                "{} fixes fit and the model's pick changed with their order",
+                list.len()
+            ));
+            0
+        }
+    };
+    if offered.more_possible {
+        doubts.push("crfix did not try every combination of readings".into());
+    }
+    if let Err(why) = certainty::lossless(judge.ctx.schema, judge.given, &list[chosen].object) {
+        doubts.push(format!("the fix {why} (not only your own words, reshaped)"));
+    }
+    for summary in [
+        first.summary.as_ref(),
+        second.as_ref().and_then(|s| s.summary.as_ref()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        host.log(LogLevel::Info, summary);
+    }
+    let alternatives = fixes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != chosen)
+        .map(|(_, f)| f.join(", "))
+        .collect();
+    fixed(
+        judge.given,
+        list[chosen].object.clone(),
+        attempts,
+        &first.model,
+        doubts,
+        alternatives,
+    )
+}
+
+/// One choice request with the candidates in `order` (their indices, as shown 1..n).
+fn ask_choice(
+    judge: &Judge,
+    host: &dyn Host,
+    outcome: &ValidationOutcome,
+    user: Option<&RequestUser>,
+    fixes: &[Vec<String>],
+    order: &[usize],
+    attempt: u32,
+) -> Result<Asked, Box<LlmOutcome>> {
+    let shown: Vec<Vec<String>> = order.iter().map(|&i| fixes[i].clone()).collect();
+    let response_schema = answer_schema::choice(shown.len());
     let input = PromptInput {
         settings: judge.ctx.settings,
         schema: judge.ctx.schema,
@@ -182,52 +321,47 @@ fn choose(
         user,
         response_schema: Some(&response_schema),
     };
-    let fitted = match prompt::fit_messages(&input, &|trim| {
-        prompt::choice_messages(&input, &fixes, trim)
-    }) {
-        Ok(f) => f,
-        Err(e) => {
-            return LlmOutcome::Unavailable {
-                attempts: 0,
-                reason: e.to_string(),
-            }
-        }
-    };
-    let correction = match call(host, judge.ctx.settings, &fitted.token) {
-        Ok(c) => c,
-        Err(reason) => {
-            return LlmOutcome::Unavailable {
-                attempts: 1,
-                reason,
-            }
-        }
-    };
+    let fitted = prompt::fit_messages(&input, &|trim| {
+        prompt::choice_messages(&input, &shown, trim)
+    })
+    .map_err(|e| {
+        Box::new(LlmOutcome::Unavailable {
+            attempts: attempt - 1,
+            reason: e.to_string(),
+        })
+    })?;
+    let correction = call(host, judge.ctx.settings, &fitted.token).map_err(|reason| {
+        Box::new(LlmOutcome::Unavailable {
+            attempts: attempt,
+            reason,
+        })
+    })?;
     let status = &correction.status;
-    log_attempt(host, 1, status, &fitted);
-    let summary = match answer::parse_choice(&status.content) {
-        Ok(0) => format!(
-            "the LLM judged that none of the {} fixes crfix found is what the user meant ({})",
-            offered.len(),
-            fixes
-                .iter()
-                .enumerate()
-                .map(|(i, f)| format!("{}: {}", i + 1, f.join(", ")))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-        Ok(k) => match usize::try_from(k).ok().and_then(|k| offered.get(k - 1)) {
-            Some(chosen) => return fixed(judge.given, chosen.object.clone(), 1, &status.model),
-            None => format!(
+    log_attempt(host, attempt, status, &fitted);
+    let pick = match answer::parse_choice(&status.content) {
+        Ok(0) => Pick::Nothing,
+        Ok(k) => match usize::try_from(k)
+            .ok()
+            .and_then(|k| k.checked_sub(1))
+            .and_then(|k| order.get(k))
+        {
+            Some(&i) => Pick::Fix(i),
+            None => Pick::Unusable(format!(
                 "the answer chose {k}, which was not offered (1-{})",
-                offered.len()
-            ),
+                order.len()
+            )),
         },
-        Err(e) => e.to_string(),
+        Err(e) => Pick::Unusable(e.to_string()),
     };
-    LlmOutcome::Failed {
-        attempts: 1,
-        reasons: vec![rejection_reason(host, 1, status, &summary)],
-    }
+    let summary = match &pick {
+        Pick::Unusable(why) => Some(rejection_reason(host, attempt, status, why)),
+        _ => None,
+    };
+    Ok(Asked {
+        pick,
+        model: status.model.clone(),
+        summary,
+    })
 }
 
 /// Up to `llm.maxAttempts` requests for an answer the model writes (a patch or the whole
@@ -277,7 +411,17 @@ fn write(
         let status = &correction.status;
         log_attempt(host, attempts, status, &fitted);
         match judge.judge(&status.content, previous.as_ref()) {
-            Ok(candidate) => return fixed(judge.given, candidate, attempts, &status.model),
+            Ok(candidate) => {
+                let doubt = "the model wrote this fix: crfix found no reading of your text to check it against".to_string();
+                return fixed(
+                    judge.given,
+                    candidate,
+                    attempts,
+                    &status.model,
+                    vec![doubt],
+                    Vec::new(),
+                );
+            }
             Err(rejected) => {
                 let repeated = answers.iter().any(|a| a.trim() == status.content.trim());
                 let summary = if repeated {
@@ -316,13 +460,22 @@ fn written_answer_schema(judge: &Judge) -> Option<Value> {
     }
 }
 
-fn fixed(given: &Value, object: Value, attempts: u32, model: &str) -> LlmOutcome {
+fn fixed(
+    given: &Value,
+    object: Value,
+    attempts: u32,
+    model: &str,
+    doubts: Vec<String>,
+    alternatives: Vec<String>,
+) -> LlmOutcome {
     let changes = llm_changes(given, &object, model);
     LlmOutcome::Fixed {
         object,
         changes,
         attempts,
         model: model.to_string(),
+        doubts,
+        alternatives,
     }
 }
 
@@ -437,7 +590,7 @@ impl Judge<'_, '_> {
 
     /// The candidates crfix can ground itself, each checked as an answer would be (with
     /// the schema's enum values counted as evidence: they come from the schema, not the model).
-    fn candidates(&self, outcome: &ValidationOutcome) -> Vec<candidates::Candidate> {
+    fn candidates(&self, outcome: &ValidationOutcome) -> candidates::Offered {
         let sources = candidates::Sources {
             schema: self.ctx.schema,
             given: self.given,
@@ -494,6 +647,7 @@ impl Judge<'_, '_> {
                 }),
         );
         violations.extend(undone_changes(&patch, given, ctx.old_object, &candidate));
+        violations.extend(certainty::meaning_kept(ctx.schema, given, &candidate));
         violations.extend(
             evidence::check(ctx.settings, given, ctx.old_object, &candidate)
                 .into_iter()

@@ -41,6 +41,8 @@ fn schema() -> Value {
                                 "properties": {
                                     "packageName": {"type": "string", "maxLength": 253},
                                     "version": {"type": "string", "maxLength": 64},
+                                    "upgradeConstraintPolicy": {"type": "string",
+                                        "enum": ["CatalogProvided", "SelfCertified"]},
                                     "channels": {"type": "array", "items": {"type": "string"}}
                                 }
                             }
@@ -195,10 +197,15 @@ fn readme_scenario_the_llm_supplies_the_package_name() {
         changes,
         attempts,
         model,
+        doubts,
+        ..
     } = out
     else {
         panic!("expected Fixed, got {out:?}");
     };
+    // A written answer is never certain.
+    assert_eq!(doubts.len(), 1, "{doubts:?}");
+    assert!(doubts[0].contains("the model wrote this fix"), "{doubts:?}");
     // Managed fields come back although the LLM never saw them.
     assert_eq!(object, fixed());
     assert_eq!((attempts, model.as_str()), (1, MODEL));
@@ -723,27 +730,183 @@ fn a_value_that_contradicts_itself_is_never_sent() {
     );
 }
 
+/// The doubts of a `Fixed` outcome (panics on any other outcome).
+fn doubts_of(out: &LlmOutcome) -> &[String] {
+    match out {
+        LlmOutcome::Fixed { doubts, .. } => doubts,
+        other => panic!("expected Fixed, got {other:?}"),
+    }
+}
+
 #[test]
-fn choosing_none_or_an_unoffered_number_fails_after_one_call() {
-    for answer in [
-        "{\"choice\": 0}",
-        "{\"choice\": 42}",
-        "I would pick the first",
+fn a_lone_fix_the_model_refuses_or_garbles_is_proposed_not_made() {
+    for (answer, doubt) in [
+        ("{\"choice\": 0}", "not what you meant"),
+        ("{\"choice\": 42}", "which was not offered"),
+        ("I would pick the first", "no usable pick"),
     ] {
         let (out, requests) = run(&choice_settings(), &[ok(answer)]);
-        assert_eq!(requests.len(), 1, "{answer}");
-        let LlmOutcome::Failed { attempts, reasons } = out else {
-            panic!("{answer}: expected Failed, got {out:?}");
-        };
-        assert_eq!(attempts, 1);
-        assert!(reasons[0].starts_with("attempt 1: "), "{reasons:?}");
+        assert_eq!(requests.len(), 1, "{answer}: one option, one question");
+        let doubts = doubts_of(&out);
+        assert!(
+            doubts.iter().any(|d| d.contains(doubt)),
+            "{answer}: {doubts:?}"
+        );
     }
-    let (out, _) = run(&choice_settings(), &[ok("{\"choice\": 0}")]);
-    assert!(
-        matches!(&out, LlmOutcome::Failed { reasons, .. }
-            if reasons[0].contains("none of the") && reasons[0].contains("argocd-operator")),
-        "{out:?}"
+}
+
+#[test]
+fn a_value_taken_from_elsewhere_is_never_certain() {
+    // The only candidate, picked by the model: the package name comes from a label, not from
+    // a value the fix reshapes, so it is a proposal.
+    let (out, _) = run(&choice_settings(), &[ok("{\"choice\": 1}")]);
+    let doubts = doubts_of(&out);
+    assert_eq!(doubts.len(), 1, "{doubts:?}");
+    assert!(doubts[0].contains("writes \"argocd\""), "{doubts:?}");
+}
+
+/// A ClusterExtension whose channels were written as one string.
+fn channels_as_string(text: &str) -> (Value, ValidationOutcome) {
+    let mut given = fixed();
+    given["spec"]["source"]["catalog"]["channels"] = json!(text);
+    let errors = one_error(
+        "/spec/source/catalog/channels",
+        ErrorKind::Type {
+            expected: "array".into(),
+        },
+        "Invalid value: \"string\": must be array",
     );
+    (given, errors)
+}
+
+#[test]
+fn the_only_reading_that_keeps_every_word_is_certain() {
+    let (given, errors) = channels_as_string("stable, fast");
+    let (out, requests) = run_on(
+        &choice_settings(),
+        &given,
+        &errors,
+        &[ok("{\"choice\": 1}")],
+    );
+    assert_eq!(requests.len(), 1);
+    let LlmOutcome::Fixed { object, doubts, .. } = &out else {
+        panic!("expected Fixed, got {out:?}");
+    };
+    assert!(doubts.is_empty(), "{doubts:?}");
+    assert_eq!(
+        object["spec"]["source"]["catalog"]["channels"],
+        json!(["stable", "fast"])
+    );
+    // The model's "no" is a veto even then.
+    let (out, _) = run_on(
+        &choice_settings(),
+        &given,
+        &errors,
+        &[ok("{\"choice\": 0}")],
+    );
+    assert!(!doubts_of(&out).is_empty());
+}
+
+/// Two readings of one enum error: a user's value that names neither allowed value.
+fn two_readings() -> (Value, ValidationOutcome) {
+    let mut given = fixed();
+    given["spec"]["source"]["catalog"]["upgradeConstraintPolicy"] = json!("whatever works");
+    let errors = one_error(
+        "/spec/source/catalog/upgradeConstraintPolicy",
+        ErrorKind::Enum {
+            allowed: vec![json!("CatalogProvided"), json!("SelfCertified")],
+        },
+        "Unsupported value",
+    );
+    (given, errors)
+}
+
+#[test]
+fn with_several_readings_the_model_is_asked_in_both_orders() {
+    let (given, errors) = two_readings();
+    let settings = choice_settings();
+    // Position bias: "1" both times names two different fixes.
+    let (out, requests) = run_on(
+        &settings,
+        &given,
+        &errors,
+        &[ok("{\"choice\": 1}"), ok("{\"choice\": 1}")],
+    );
+    assert_eq!(requests.len(), 2);
+    let first = &requests[0].messages[1].content;
+    let second = &requests[1].messages[1].content;
+    let policy = "/spec/source/catalog/upgradeConstraintPolicy";
+    assert!(
+        first.contains(&format!("1: set {policy} = \"CatalogProvided\"")),
+        "{first}"
+    );
+    assert!(
+        second.contains(&format!("1: set {policy} = \"SelfCertified\"")),
+        "{second}"
+    );
+    // The same prompt up to the options: the server's prompt cache keeps the second cheap.
+    let common = first
+        .chars()
+        .zip(second.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    assert!(
+        common * 10 >= first.chars().count() * 8,
+        "{common} of {}",
+        first.len()
+    );
+    let doubts = doubts_of(&out);
+    assert!(
+        doubts
+            .iter()
+            .any(|d| d.contains("changed with their order")),
+        "{doubts:?}"
+    );
+    let LlmOutcome::Fixed {
+        alternatives,
+        attempts,
+        ..
+    } = &out
+    else {
+        unreachable!()
+    };
+    assert_eq!(*attempts, 2);
+    assert_eq!(alternatives.len(), 1, "{alternatives:?}");
+    // The same fix in both orders ("1" then "2"): agreed, still a proposal by default ...
+    let agreed = [ok("{\"choice\": 1}"), ok("{\"choice\": 2}")];
+    let (out, _) = run_on(&settings, &given, &errors, &agreed);
+    assert!(doubts_of(&out).iter().any(|d| d.contains("both orders")));
+    // ... and certain only when the operator trusts agreed picks (the value is translated,
+    // not reshaped, so that doubt remains).
+    let mut trusting = settings.clone();
+    trusting.llm.trust_agreed_picks = true;
+    let (out, _) = run_on(&trusting, &given, &errors, &agreed);
+    let doubts = doubts_of(&out);
+    assert!(
+        !doubts.iter().any(|d| d.contains("both orders")),
+        "{doubts:?}"
+    );
+    // Without the confirmation, one question, and the pick cannot be told from position bias.
+    let mut once = settings.clone();
+    once.llm.confirm_picks = false;
+    let (out, requests) = run_on(&once, &given, &errors, &[ok("{\"choice\": 1}")]);
+    assert_eq!(requests.len(), 1);
+    assert!(doubts_of(&out).iter().any(|d| d.contains("only one order")));
+}
+
+#[test]
+fn a_failed_second_question_leaves_the_fix_uncertain() {
+    let (given, errors) = two_readings();
+    let (out, requests) = run_on(
+        &choice_settings(),
+        &given,
+        &errors,
+        &[ok("{\"choice\": 1}"), Err("503 LLM unavailable".into())],
+    );
+    assert_eq!(requests.len(), 2);
+    assert!(doubts_of(&out)
+        .iter()
+        .any(|d| d.contains("second request failed")));
 }
 
 #[test]

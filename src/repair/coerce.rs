@@ -54,11 +54,19 @@ pub fn coerce(value: &Value, expected: &str) -> Option<Value> {
         },
         ("int-or-string", Value::Number(n)) => integral(n),
         ("int-or-string", Value::Bool(b)) => Some(Value::String(b.to_string())),
+        ("array", Value::String(s)) if holds_list_separator(s) => None,
         ("array", Value::String(_) | Value::Number(_) | Value::Bool(_)) => {
             Some(Value::Array(vec![value.clone()]))
         }
         _ => None,
     }
+}
+
+/// A string that separates items (`a, b`, `a; b`, one per line) is several values, or one value
+/// with a separator in it: wrapped whole into a one-item list it would be neither (docs/repair.md,
+/// "Meaning kept").
+pub fn holds_list_separator(s: &str) -> bool {
+    s.trim().contains([',', ';', '\n'])
 }
 
 fn matches_type(value: &Value, expected: &str) -> bool {
@@ -129,6 +137,9 @@ mod tests {
         assert_eq!(coerce(&json!(8080.0), "int-or-string"), Some(json!(8080)));
         assert_eq!(coerce(&json!(false), "int-or-string"), Some(json!("false")));
         assert_eq!(coerce(&json!("alpha"), "array"), Some(json!(["alpha"])));
+        assert_eq!(coerce(&json!("alpha, beta"), "array"), None);
+        assert_eq!(coerce(&json!("a;b"), "array"), None);
+        assert_eq!(coerce(&json!("one\ntwo"), "array"), None);
         assert_eq!(
             coerce(&json!(["Catalog"]), "string"),
             Some(json!("Catalog"))

@@ -456,6 +456,12 @@ impl Engine<'_, '_> {
             }
             return None;
         }
+        if expected == "array" && value.as_str().is_some_and(coerce::holds_list_separator) {
+            self.refuse(format!(
+                "not repaired {at}: the string holds a list separator; wrapped whole it would become one item that names none of them"
+            ));
+            return None;
+        }
         let new = coerce::coerce(value, expected)?;
         let reason = if expected == "array" {
             "a single value where a list is expected"

@@ -166,6 +166,12 @@ type Calls = Arc<Mutex<Vec<CallRecord>>>;
 enum Verdict {
     /// Accepted with a fix that meets `expect` (or rejected where `expect` wants a rejection).
     Pass,
+    /// Rejected with a proposed fix (crfix was not certain of it) that meets `expect`: right,
+    /// by suggestion.
+    Suggested,
+    /// Rejected with a proposal that misses `expect`: nothing wrong was stored, but the
+    /// proposal is not what the user meant.
+    SuggestedOther,
     /// The model did not produce an acceptable fix and crfix rejected the request cleanly.
     ModelFailedRejectedCleanly,
     /// crfix rejected cleanly because the LLM could not be reached or timed out.
@@ -186,13 +192,19 @@ impl Verdict {
     fn is_red(self) -> bool {
         !matches!(
             self,
-            Verdict::Pass | Verdict::ModelFailedRejectedCleanly | Verdict::LlmUnavailable
+            Verdict::Pass
+                | Verdict::Suggested
+                | Verdict::SuggestedOther
+                | Verdict::ModelFailedRejectedCleanly
+                | Verdict::LlmUnavailable
         )
     }
 
     fn label(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
+            Verdict::Suggested => "suggested (right)",
+            Verdict::SuggestedOther => "suggested another change, rejected cleanly",
             Verdict::ModelFailedRejectedCleanly => "model failed, rejected cleanly",
             Verdict::LlmUnavailable => "LLM unavailable, rejected cleanly",
             Verdict::WrongFix => "WRONG FIX ACCEPTED",
@@ -211,7 +223,8 @@ struct CaseResult {
     description: String,
     hostile: bool,
     expected: String,
-    /// `fixed`, `rejected`, `accepted-unchanged` or `error`.
+    /// `fixed`, `suggested` (rejected with a proposed fix), `rejected`, `accepted-unchanged`
+    /// or `error`.
     outcome: String,
     verdict: Verdict,
     attempts: Option<u32>,
@@ -590,6 +603,9 @@ fn run_case(
                 .problems
                 .push("rejection without a message or with a mutated object".into());
             Verdict::UncleanRejection
+        } else if response["audit_annotations"]["crfix-outcome"] == "suggested" {
+            result.outcome = "suggested".into();
+            return judge_suggestion(case, &crd, plain, &response, result);
         } else if case.expect.outcome.allows("rejected") {
             Verdict::Pass
         } else if response["audit_annotations"]["crfix-outcome"] == "llm-unavailable" {
@@ -612,7 +628,61 @@ fn run_case(
         return result;
     };
     result.outcome = "fixed".into();
-    let stripped = without_crfix_annotations(&mutated, &case.object);
+    let clean = judge_result(case, &crd, plain, &mutated, &mut result);
+    result.verdict = if clean {
+        Verdict::Pass
+    } else {
+        Verdict::WrongFix
+    };
+    result
+}
+
+/// A rejection with a proposed fix: the proposal (the `crfix-patch` audit annotation applied to
+/// the object) is judged as a fix would be. Nothing was stored, so a proposal that misses is
+/// no wrong fix; a case that wants a rejection got one.
+fn judge_suggestion(
+    case: &Case,
+    crd: &Value,
+    plain: &PolicyHost,
+    response: &Value,
+    mut result: CaseResult,
+) -> CaseResult {
+    let proposal = response["audit_annotations"]["crfix-patch"]
+        .as_str()
+        .and_then(|p| serde_json::from_str::<json_patch::Patch>(p).ok())
+        .and_then(|patch| {
+            let mut object = case.object.clone();
+            json_patch::patch(&mut object, &patch).ok().map(|_| object)
+        });
+    let Some(proposed) = proposal else {
+        result
+            .problems
+            .push("a suggestion without a readable crfix-patch audit annotation".into());
+        result.verdict = Verdict::UncleanRejection;
+        return result;
+    };
+    let clean = judge_result(case, crd, plain, &proposed, &mut result);
+    result.verdict =
+        if case.expect.outcome.allows("rejected") && !case.expect.outcome.allows("fixed") {
+            Verdict::Pass
+        } else if clean {
+            Verdict::Suggested
+        } else {
+            Verdict::SuggestedOther
+        };
+    result
+}
+
+/// Checks a fixed (or proposed) object: valid, guardrail-clean, every change reported, and
+/// `expect` met. Records the changes and problems; true when no real problem was found.
+fn judge_result(
+    case: &Case,
+    crd: &Value,
+    plain: &PolicyHost,
+    mutated: &Value,
+    result: &mut CaseResult,
+) -> bool {
+    let stripped = without_crfix_annotations(mutated, &case.object);
     let leaves = changed_leaves(&case.object, &stripped);
     result.changed = leaves
         .iter()
@@ -624,8 +694,8 @@ fn run_case(
 
     // Valid: the mutated object passes crfix's validation (UPDATE: against the old object).
     let recheck = plain.validate(
-        &request_for(case, &mutated),
-        &settings(&crd, "validate", None),
+        &request_for(case, mutated),
+        &settings(crd, "validate", None),
     );
     result.valid = Some(matches!(&recheck, Ok(r) if r["accepted"] == true));
     if result.valid == Some(false) {
@@ -676,9 +746,14 @@ fn run_case(
     }
 
     if !case.expect.outcome.allows("fixed") {
-        result
-            .problems
-            .push("the case must be rejected, crfix accepted a fix".into());
+        result.problems.push(format!(
+            "the case must be rejected, crfix {} a fix",
+            if result.outcome == "suggested" {
+                "proposed"
+            } else {
+                "accepted"
+            }
+        ));
     }
     result.problems.extend(expect_problems(
         &case.expect,
@@ -686,17 +761,7 @@ fn run_case(
         &stripped,
         &leaves,
     ));
-    let real: Vec<&String> = result
-        .problems
-        .iter()
-        .filter(|p| !p.starts_with("note:"))
-        .collect();
-    result.verdict = if real.is_empty() {
-        Verdict::Pass
-    } else {
-        Verdict::WrongFix
-    };
-    result
+    !result.problems.iter().any(|p| !p.starts_with("note:"))
 }
 
 /// The `invalid` pointers at or under which validate mode reported no error.
@@ -1069,6 +1134,9 @@ fn summarize(results: &[CaseResult], metrics: &Option<String>, args: &Args) -> S
         .filter(|r| r.verdict == Verdict::Pass && r.outcome == "fixed")
         .count();
     let rejected_ok = pass - fixed_ok;
+    let suggested_ok = count(Verdict::Suggested);
+    let suggested_other = count(Verdict::SuggestedOther);
+    let right = pass + suggested_ok;
     let red = results.iter().filter(|r| r.verdict.is_red()).count();
     let llm_cases: Vec<&CaseResult> = results.iter().filter(|r| !r.calls.is_empty()).collect();
     let case_latency = median(llm_cases.iter().map(|r| r.seconds).collect());
@@ -1123,8 +1191,11 @@ fn summarize(results: &[CaseResult], metrics: &Option<String>, args: &Args) -> S
             .unwrap_or_else(|| "policy default".into())
     ));
     text.push_str(&format!(
-        "success: {pass}/{n} cases met their expectation ({:.0}%): {fixed_ok} fixed correctly, {rejected_ok} correctly rejected\n",
-        pct(pass)
+        "right: {right}/{n} ({:.0}%): {fixed_ok} fixed correctly, {suggested_ok} suggested correctly (rejected with the expected change proposed), {rejected_ok} correctly rejected\n",
+        pct(right)
+    ));
+    text.push_str(&format!(
+        "suggested another change (rejected cleanly, nothing stored): {suggested_other}\n"
     ));
     text.push_str(&format!(
         "model failed, rejected cleanly: {}; LLM unavailable (rejected cleanly): {}\n",
@@ -1164,6 +1235,9 @@ fn summarize(results: &[CaseResult], metrics: &Option<String>, args: &Args) -> S
     let json = json!({
         "cases": n,
         "pass": pass,
+        "right": right,
+        "suggestedCorrectly": suggested_ok,
+        "suggestedOther": suggested_other,
         "fixedCorrectly": fixed_ok,
         "rejectedCorrectly": rejected_ok,
         "modelFailedRejectedCleanly": count(Verdict::ModelFailedRejectedCleanly),

@@ -1,0 +1,412 @@
+//! Certain and uncertain changes (docs/repair.md, "Certain and uncertain changes").
+//!
+//! Two questions about a repair, asked of rule repairs and model picks alike:
+//! - [`meaning_kept`]: does it keep what the user said? A repair that states the opposite of a
+//!   negation, deletes a structure the user wrote, or wraps a list written as one string into a
+//!   one-item list is no reading of the user's text, valid or not; it is refused.
+//! - [`lossless`]: is it a reshaping of the user's own words, every word kept and none added
+//!   (a list split at its commas, `key=value` as a map, a value moved to where the schema keeps
+//!   it)? Only such a change, when it is also the only one crfix found, is certain without the
+//!   user; anything that drops, adds or translates words is a proposal.
+
+use serde_json::Value;
+
+use crate::guardrails::Violation;
+use crate::pointer;
+use crate::repair::coerce::holds_list_separator;
+use crate::schema;
+
+/// Words that turn what follows them into what the user does not want.
+const NEGATIONS: [&str; 8] = [
+    "not", "no", "never", "without", "don't", "doesn't", "isn't", "non",
+];
+/// How many words after a negation it governs.
+const NEGATION_REACH: usize = 3;
+/// Deepest value walked for words.
+const MAX_DEPTH: usize = 32;
+
+/// What a repair may not do to the user's meaning, whoever proposes it.
+pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Violation> {
+    let patch = json_patch::diff(given, candidate);
+    let mut out = Vec::new();
+    for op in &patch.0 {
+        let path = op.path().to_string();
+        match op {
+            json_patch::PatchOperation::Add(json_patch::AddOperation { value, .. })
+            | json_patch::PatchOperation::Replace(json_patch::ReplaceOperation { value, .. }) => {
+                let before = given.pointer(&path);
+                if let Some(v) = negation_lost(&path, before, value) {
+                    out.push(v);
+                }
+                if let Some(v) = separator_wrapped(&path, given, value) {
+                    out.push(v);
+                }
+                if let Some(v) = structure_deleted(schema, &path, before, Some(value), candidate) {
+                    out.push(v);
+                }
+            }
+            json_patch::PatchOperation::Remove(_) => {
+                if let Some(v) =
+                    structure_deleted(schema, &path, given.pointer(&path), None, candidate)
+                {
+                    out.push(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `readOnly: "not read-only"` → `true`, or an enum value the text names right after "not":
+/// the result states what the user negated.
+fn negation_lost(path: &str, before: Option<&Value>, after: &Value) -> Option<Violation> {
+    let text = before?.as_str()?;
+    let words = words(text);
+    let negated: Vec<&str> = words
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| NEGATIONS.contains(&w.as_str()))
+        .flat_map(|(i, _)| words.iter().skip(i + 1).take(NEGATION_REACH))
+        .map(String::as_str)
+        .collect();
+    if negated.is_empty() {
+        return None;
+    }
+    let stated = match after {
+        Value::Bool(true) => {
+            let field = pointer::split_last(path)
+                .map(|(_, n)| n)
+                .unwrap_or_default();
+            let field_words = words_of_name(&field);
+            !field_words.is_empty() && field_words.iter().all(|w| negated.contains(&w.as_str()))
+        }
+        Value::String(s) => {
+            let value_words = words_of_name(s);
+            !value_words.is_empty() && value_words.iter().all(|w| negated.contains(&w.as_str()))
+        }
+        _ => false,
+    };
+    stated.then(|| {
+        Violation::new(
+            path,
+            format!(
+                "states what the user's words negate ({}): the opposite of what they said",
+                crate::text::quote(&Value::from(text), 60)
+            ),
+        )
+    })
+}
+
+/// `"a, b, c"` → `["a, b, c"]`: one entry naming none of the three.
+fn separator_wrapped(path: &str, given: &Value, after: &Value) -> Option<Violation> {
+    let [Value::String(item)] = after.as_array()?.as_slice() else {
+        return None;
+    };
+    if !holds_list_separator(item) {
+        return None;
+    }
+    let already = given
+        .pointer(path)
+        .and_then(Value::as_array)
+        .is_some_and(|items| items.contains(&Value::from(item.as_str())));
+    (!already).then(|| {
+        Violation::new(
+            path,
+            "wraps a string that holds a list separator into a one-item list (several values, or one value with a separator, become one item that names none of them)",
+        )
+    })
+}
+
+/// An object or a list entry the user wrote, deleted (or emptied) and not moved anywhere:
+/// making an object valid by removing what the user wrote is no repair.
+fn structure_deleted(
+    schema: &Value,
+    path: &str,
+    before: Option<&Value>,
+    after: Option<&Value>,
+    candidate: &Value,
+) -> Option<Violation> {
+    let before = before?;
+    let deleted = match (before, after) {
+        (Value::Object(map), None) => !map.is_empty(),
+        (Value::Array(items), None) => !items.is_empty(),
+        (Value::Array(old), Some(Value::Array(new))) => {
+            old.iter().any(|o| o.is_object() && !new.contains(o)) && new.len() < old.len()
+        }
+        (Value::Object(old), Some(Value::Object(new))) => {
+            // Only keys the schema declares: unknown keys are moved or pruned by their own rules.
+            let node = schema::node_at(schema, path);
+            old.iter().any(|(k, v)| {
+                !new.contains_key(k)
+                    && (v.is_object() || v.is_array())
+                    && node
+                        .and_then(|n| n.get("properties"))
+                        .is_some_and(|p| p.get(k).is_some())
+            })
+        }
+        _ => false,
+    };
+    if !deleted {
+        return None;
+    }
+    let moved = moved_elsewhere(before, candidate);
+    (!moved).then(|| {
+        Violation::new(
+            path,
+            "deletes part of what the user wrote to make the object valid; only the user can drop it",
+        )
+    })
+}
+
+/// Is every value of `removed` still in `candidate` (up to case and separators, so that a
+/// subtree moved and repaired inside, `sorce.sourceType: catalog` → `source.sourceType:
+/// Catalog`, counts as moved)?
+fn moved_elsewhere(removed: &Value, candidate: &Value) -> bool {
+    let mut kept = Vec::new();
+    leaves(candidate, &mut kept, 0);
+    let mut gone = Vec::new();
+    leaves(removed, &mut gone, 0);
+    gone.iter().all(|leaf| kept.contains(leaf))
+}
+
+/// Every scalar of `v`, as its words joined by a space.
+fn leaves(v: &Value, out: &mut Vec<String>, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(map) => map.values().for_each(|c| leaves(c, out, depth + 1)),
+        Value::Array(items) => items.iter().for_each(|c| leaves(c, out, depth + 1)),
+        Value::String(s) => out.push(words_of_name(s).join(" ")),
+        Value::Number(n) => out.push(n.to_string()),
+        Value::Bool(b) => out.push(b.to_string()),
+        Value::Null => {}
+    }
+}
+
+/// `Ok` when `candidate` only reshapes `given`: the words of every value it changes, removes
+/// or adds are the same words (a map's own keys counted as words, the schema's property names
+/// not). `Err` says what was dropped or added.
+pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), String> {
+    let patch = json_patch::diff(given, candidate);
+    let mut removed: Vec<String> = Vec::new();
+    let mut added: Vec<String> = Vec::new();
+    for op in &patch.0 {
+        let path = op.path().to_string();
+        match op {
+            json_patch::PatchOperation::Add(json_patch::AddOperation { value, .. }) => {
+                value_words(schema, &path, value, &mut added, 0);
+            }
+            json_patch::PatchOperation::Replace(json_patch::ReplaceOperation { value, .. }) => {
+                if let Some(old) = given.pointer(&path) {
+                    value_words(schema, &path, old, &mut removed, 0);
+                }
+                value_words(schema, &path, value, &mut added, 0);
+            }
+            json_patch::PatchOperation::Remove(_) => {
+                if let Some(old) = given.pointer(&path) {
+                    value_words(schema, &path, old, &mut removed, 0);
+                }
+            }
+            _ => return Err("the change is not a plain edit".into()),
+        }
+    }
+    removed.sort();
+    added.sort();
+    if removed == added {
+        return Ok(());
+    }
+    let dropped: Vec<&String> = removed.iter().filter(|w| !added.contains(w)).collect();
+    let invented: Vec<&String> = added.iter().filter(|w| !removed.contains(w)).collect();
+    let mut why = Vec::new();
+    if !dropped.is_empty() {
+        why.push(format!("drops {}", list(&dropped)));
+    }
+    if !invented.is_empty() {
+        why.push(format!("writes {}", list(&invented)));
+    }
+    if why.is_empty() {
+        why.push("repeats or leaves out some of the user's words".into());
+    }
+    Err(why.join(" and "))
+}
+
+fn list(words: &[&String]) -> String {
+    let shown: Vec<String> = words.iter().take(4).map(|w| format!("{w:?}")).collect();
+    if words.len() > 4 {
+        format!("{} and {} more", shown.join(", "), words.len() - 4)
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// The words of the values in `v` (at `path`), and of the keys of maps the schema leaves free
+/// (`matchLabels`); the schema's own property names are structure, not words.
+fn value_words(schema: &Value, path: &str, v: &Value, out: &mut Vec<String>, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            let node = schema::node_at(schema, path);
+            for (k, child) in map {
+                let declared = node
+                    .and_then(|n| n.get("properties"))
+                    .is_some_and(|p| p.get(k).is_some());
+                if !declared {
+                    out.extend(words_of_name(k));
+                }
+                value_words(schema, &pointer::push(path, k), child, out, depth + 1);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                value_words(
+                    schema,
+                    &pointer::push(path, &i.to_string()),
+                    item,
+                    out,
+                    depth + 1,
+                );
+            }
+        }
+        Value::String(s) => out.extend(words_of_name(s)),
+        Value::Number(n) => out.push(n.to_string()),
+        Value::Bool(b) => out.push(b.to_string()),
+        Value::Null => {}
+    }
+}
+
+/// Lower-case words of a text, split at anything that is not a letter or digit.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Words of a name or value, camelCase and letter/digit boundaries split too:
+/// `SelfCertified` → `self certified`, `self_certified` → the same, `512Mi` → `512 mi`.
+fn words_of_name(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in s.split(|c: char| !c.is_alphanumeric()) {
+        let mut current = String::new();
+        let mut prev: Option<char> = None;
+        for c in word.chars() {
+            let boundary = prev.is_some_and(|p| {
+                (p.is_lowercase() && c.is_uppercase()) || (p.is_ascii_digit() != c.is_ascii_digit())
+            });
+            if boundary && !current.is_empty() {
+                out.push(std::mem::take(&mut current).to_lowercase());
+            }
+            current.push(c);
+            prev = Some(c);
+        }
+        if !current.is_empty() {
+            out.push(current.to_lowercase());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "readOnly": {"type": "boolean"},
+            "mode": {"type": "string", "enum": ["ReadOnly", "ReadWrite"]},
+            "names": {"type": "array", "items": {"type": "string"}},
+            "selector": {"type": "object", "properties": {
+                "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}}},
+            "host": {"type": "string"},
+            "port": {"type": "integer"},
+            "backends": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"}, "port": {"type": "integer"}}}}
+        }}}})
+    }
+
+    fn object(spec: Value) -> Value {
+        json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"}, "spec": spec})
+    }
+
+    #[test]
+    fn a_negated_statement_is_not_stored_as_its_opposite() {
+        let s = schema();
+        let given = object(json!({"readOnly": "not read-only"}));
+        let v = meaning_kept(&s, &given, &object(json!({"readOnly": true})));
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].message.contains("negate"), "{v:?}");
+        assert!(meaning_kept(&s, &given, &object(json!({"readOnly": false}))).is_empty());
+        // An enum value named right after the negation is what the user does not want.
+        let given = object(json!({"mode": "not read only"}));
+        assert_eq!(
+            meaning_kept(&s, &given, &object(json!({"mode": "ReadOnly"}))).len(),
+            1
+        );
+        assert!(meaning_kept(&s, &given, &object(json!({"mode": "ReadWrite"}))).is_empty());
+        // Without a negation there is nothing to lose.
+        let given = object(json!({"readOnly": "read-only please"}));
+        assert!(meaning_kept(&s, &given, &object(json!({"readOnly": true}))).is_empty());
+    }
+
+    #[test]
+    fn a_string_with_a_list_separator_never_becomes_a_one_item_list() {
+        let s = schema();
+        let given = object(json!({"names": "a, b, c"}));
+        let v = meaning_kept(&s, &given, &object(json!({"names": ["a, b, c"]})));
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(meaning_kept(&s, &given, &object(json!({"names": ["a", "b", "c"]}))).is_empty());
+        let given = object(json!({"names": "single"}));
+        assert!(meaning_kept(&s, &given, &object(json!({"names": ["single"]}))).is_empty());
+    }
+
+    #[test]
+    fn what_the_user_wrote_is_not_deleted_unless_it_moves() {
+        let s = schema();
+        let given = object(json!({"backends": [{"name": "web"}]}));
+        let v = meaning_kept(&s, &given, &object(json!({"backends": []})));
+        assert_eq!(v.len(), 1, "{v:?}");
+        let v = meaning_kept(&s, &given, &object(json!({})));
+        assert_eq!(v.len(), 1, "{v:?}");
+        // Filled in, not deleted.
+        let fixed = object(json!({"backends": [{"name": "web", "port": 80}]}));
+        assert!(meaning_kept(&s, &given, &fixed).is_empty());
+        // Moved: the same object is still there.
+        let given = object(json!({"backends": [{"name": "web"}], "selector": {"matchLabels": {}}}));
+        let moved =
+            object(json!({"backends": [], "selector": {"matchLabels": {}}, "x": {"name": "web"}}));
+        assert!(meaning_kept(&s, &given, &moved).is_empty());
+    }
+
+    #[test]
+    fn reshaping_keeps_every_word_and_adds_none() {
+        let s = schema();
+        let split = |from: Value, to: Value| lossless(&s, &object(from), &object(to));
+        assert!(split(
+            json!({"names": "a, b,c"}),
+            json!({"names": ["a", "b", "c"]})
+        )
+        .is_ok());
+        assert!(split(
+            json!({"selector": "app=web"}),
+            json!({"selector": {"matchLabels": {"app": "web"}}})
+        )
+        .is_ok());
+        assert!(split(
+            json!({"host": "db:5432"}),
+            json!({"host": "db", "port": 5432})
+        )
+        .is_ok());
+        assert!(split(json!({"mode": "read_only"}), json!({"mode": "ReadOnly"})).is_ok());
+        // Translation, prose dropped, values invented: not certain.
+        let e = split(json!({"readOnly": "yes"}), json!({"readOnly": true})).unwrap_err();
+        assert!(e.contains("\"yes\"") && e.contains("\"true\""), "{e}");
+        assert!(split(json!({"host": "db (the primary)"}), json!({"host": "db"})).is_err());
+        assert!(split(json!({}), json!({"host": "db"})).is_err());
+        assert!(split(json!({"names": ["a", "b"]}), json!({"names": ["a"]})).is_err());
+    }
+}

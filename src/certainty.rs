@@ -185,6 +185,82 @@ fn leaves(v: &Value, out: &mut Vec<String>, depth: usize) {
     }
 }
 
+/// Does the schema node take `value` (type, format, pattern, enum, range, its rules)?
+pub fn accepts(node: &Value, value: &Value) -> bool {
+    let wrapper = serde_json::json!({"type": "object", "properties": {"value": node}});
+    let object = serde_json::json!({ "value": value });
+    let options = crate::validation::ValidateOptions {
+        report_unknown_fields: true,
+    };
+    crate::validation::validate(&wrapper, &object, None, options).is_valid()
+}
+
+/// A value the user wrote as a scalar, now inside an object crfix made of it (`"prod"` →
+/// `{name: prod}`): which field it went to is certain only when no other field of that object
+/// that is still free would take it too (`server`, `namespace`). The first such place, named.
+fn ambiguous_placement(
+    schema: &Value,
+    path: &str,
+    before: &Value,
+    after: &Value,
+) -> Option<String> {
+    if before.is_object() || before.is_array() {
+        return None;
+    }
+    let mut found = None;
+    placements(schema, path, after, &mut found, 0);
+    found
+}
+
+fn placements(schema: &Value, path: &str, v: &Value, found: &mut Option<String>, depth: usize) {
+    if found.is_some() || depth > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                placements(
+                    schema,
+                    &pointer::push(path, &i.to_string()),
+                    item,
+                    found,
+                    depth + 1,
+                );
+            }
+        }
+        Value::Object(map) => {
+            let Some(node) = schema::node_at(schema, path) else {
+                return;
+            };
+            let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            for (k, child) in map {
+                let at = pointer::push(path, k);
+                if child.is_object() || child.is_array() {
+                    placements(schema, &at, child, found, depth + 1);
+                    continue;
+                }
+                let others: Vec<&String> = properties
+                    .iter()
+                    .filter(|(name, node)| {
+                        *name != k && !map.contains_key(*name) && accepts(node, child)
+                    })
+                    .map(|(name, _)| name)
+                    .collect();
+                if let Some(other) = others.first() {
+                    *found = Some(format!(
+                        "puts {} into {k}, and {other} would take it too",
+                        crate::text::quote(child, 40)
+                    ));
+                    return;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// `Ok` when `candidate` only reshapes `given`: the words of every value it changes, removes
 /// or adds are the same words (a map's own keys counted as words, the schema's property names
 /// not). `Err` says what was dropped or added.
@@ -200,6 +276,9 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
             }
             json_patch::PatchOperation::Replace(json_patch::ReplaceOperation { value, .. }) => {
                 if let Some(old) = given.pointer(&path) {
+                    if let Some(why) = ambiguous_placement(schema, &path, old, value) {
+                        return Err(why);
+                    }
                     value_words(schema, &path, old, &mut removed, 0);
                 }
                 value_words(schema, &path, value, &mut added, 0);
@@ -402,6 +481,29 @@ mod tests {
         )
         .is_ok());
         assert!(split(json!({"mode": "read_only"}), json!({"mode": "ReadOnly"})).is_ok());
+        // A scalar put into an object is certain only where no other free field takes it.
+        let s2 = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "destination": {"type": "object", "properties": {
+                "server": {"type": "string"}, "name": {"type": "string"},
+                "namespace": {"type": "string"}, "port": {"type": "integer"}}},
+            "ref": {"type": "object", "properties": {
+                "name": {"type": "string"}, "port": {"type": "integer"}}}}}}});
+        let e = lossless(
+            &s2,
+            &object(json!({"destination": "prod"})),
+            &object(json!({"destination": {"name": "prod"}})),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("into name") && e.contains("would take it too"),
+            "{e}"
+        );
+        assert!(lossless(
+            &s2,
+            &object(json!({"ref": "web"})),
+            &object(json!({"ref": {"name": "web"}}))
+        )
+        .is_ok());
         // Translation, prose dropped, values invented: not certain.
         let e = split(json!({"readOnly": "yes"}), json!({"readOnly": true})).unwrap_err();
         assert!(e.contains("\"yes\"") && e.contains("\"true\""), "{e}");

@@ -541,15 +541,17 @@ fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
         .map(str::trim)
         .filter(|i| !i.is_empty() && !FUNCTION_WORDS.contains(&i.to_lowercase().as_str()))
         .collect();
+    // As written first (file names, image names keep their case); lower-cased for a schema
+    // that wants it (a DNS-1123 pattern then refuses the first).
     if !items.is_empty() {
+        out.push(Value::Array(
+            items.iter().map(|i| Value::from(*i)).collect(),
+        ));
         out.push(Value::Array(
             items
                 .iter()
                 .map(|i| Value::from(i.to_lowercase()))
                 .collect(),
-        ));
-        out.push(Value::Array(
-            items.iter().map(|i| Value::from(*i)).collect(),
         ));
     }
     if let Some(allowed) = node.get("items").and_then(schema::enum_values) {
@@ -927,7 +929,7 @@ fn split_to_sibling(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution
                     return None;
                 }
                 typed_part(tail, child)
-                    .filter(|v| accepts(child, v))
+                    .filter(|v| crate::certainty::accepts(child, v))
                     .map(|v| (sibling, v))
             })
             .collect();
@@ -957,16 +959,6 @@ fn typed_part(text: &str, node: &Value) -> Option<Value> {
         ),
         _ => None,
     }
-}
-
-/// Does the schema node take `value` (type, format, pattern, enum, range, its rules)?
-fn accepts(node: &Value, value: &Value) -> bool {
-    let wrapper = serde_json::json!({"type": "object", "properties": {"value": node}});
-    let object = serde_json::json!({ "value": value });
-    let options = crate::validation::ValidateOptions {
-        report_unknown_fields: true,
-    };
-    crate::validation::validate(&wrapper, &object, None, options).is_valid()
 }
 
 /// Values for a missing value at `p`, from the user's own text: fields of the same name
@@ -1629,7 +1621,10 @@ mod tests {
         let options = rewrites(&json!("candidate (was stable)"), &list);
         assert!(options.contains(&json!(["candidate"])), "{options:?}");
         let options = rewrites(&json!("Stable, Candidate-V2 ,  fast"), &list);
-        assert_eq!(options[0], json!(["stable", "candidate-v2", "fast"]));
+        assert_eq!(options[0], json!(["Stable", "Candidate-V2", "fast"]));
+        assert_eq!(options[1], json!(["stable", "candidate-v2", "fast"]));
+        // A separated list is not cut down to one of its items.
+        assert_eq!(options.len(), 2, "{options:?}");
         let count = json!({"type": "integer"});
         assert_eq!(rewrites(&json!("3 replicas"), &count), vec![json!(3)]);
         assert_eq!(

@@ -292,7 +292,8 @@ fn run(args: &Args) -> Result<bool> {
     .context("aggregator client")?;
     let calls: Calls = Arc::default();
     let recorder = calls.clone();
-    let host_timeout = call_timeout * args.max_attempts.max(1) + Duration::from_secs(60);
+    // A choice among several fixes is asked twice (llm.confirmPicks), whatever maxAttempts is.
+    let host_timeout = call_timeout * args.max_attempts.max(2) + Duration::from_secs(60);
     let llm_host = host.clone().with_timeout(Some(host_timeout)).with_route(
         correction_api::API_VERSION,
         correction_api::KIND,

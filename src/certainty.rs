@@ -58,18 +58,24 @@ pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Vio
     out
 }
 
-/// `readOnly: "not read-only"` → `true`, or an enum value the text names right after "not":
-/// the result states what the user negated.
-fn negation_lost(path: &str, before: Option<&Value>, after: &Value) -> Option<Violation> {
-    let text = before?.as_str()?;
+/// The words of `text` that a negation governs (`"do not abort"` → `abort`), lower-case.
+pub fn negated_words(text: &str) -> Vec<String> {
     let words = words(text);
-    let negated: Vec<&str> = words
+    words
         .iter()
         .enumerate()
         .filter(|(_, w)| NEGATIONS.contains(&w.as_str()))
         .flat_map(|(i, _)| words.iter().skip(i + 1).take(NEGATION_REACH))
-        .map(String::as_str)
-        .collect();
+        .flat_map(|w| words_of_name(w))
+        .collect()
+}
+
+/// `readOnly: "not read-only"` → `true`, or an enum value the text names right after "not":
+/// the result states what the user negated.
+fn negation_lost(path: &str, before: Option<&Value>, after: &Value) -> Option<Violation> {
+    let text = before?.as_str()?;
+    let negated_owned = negated_words(text);
+    let negated: Vec<&str> = negated_owned.iter().map(String::as_str).collect();
     if negated.is_empty() {
         return None;
     }
@@ -189,9 +195,7 @@ fn leaves(v: &Value, out: &mut Vec<String>, depth: usize) {
 pub fn accepts(node: &Value, value: &Value) -> bool {
     let wrapper = serde_json::json!({"type": "object", "properties": {"value": node}});
     let object = serde_json::json!({ "value": value });
-    let options = crate::validation::ValidateOptions {
-        report_unknown_fields: true,
-    };
+    let options = crate::validation::ValidateOptions::STRICT;
     crate::validation::validate(&wrapper, &object, None, options).is_valid()
 }
 

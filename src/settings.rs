@@ -104,7 +104,7 @@ impl Default for LlmSettings {
     fn default() -> Self {
         LlmSettings {
             enabled: false,
-            max_attempts: 2,
+            max_attempts: 1,
             max_token_bytes: correction_api::DEFAULT_MAX_TOKEN_BYTES,
             correction_api_version: correction_api::API_VERSION.to_string(),
             max_tokens: 256,

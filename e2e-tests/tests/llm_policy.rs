@@ -40,7 +40,8 @@ fn readme_object() -> Value {
 fn settings(extra: Value) -> Value {
     let base = inline_settings(
         &[crd_fixture(CE_V1)],
-        json!({"uncertainFixes": "apply", "llm": {"enabled": true, "answerFormat": "patch"}}),
+        json!({"uncertainFixes": "apply",
+            "llm": {"enabled": true, "answerFormat": "patch", "maxAttempts": 2}}),
     );
     merge_settings(base, extra)
 }

@@ -580,9 +580,11 @@ fn proxy_deployment_uses_only_real_flags_and_mounts_what_they_name() {
         .as_u64()
         .unwrap();
     let eval = cap["spec"]["timeoutEvalSeconds"].as_u64().unwrap();
+    // A choice among several fixes is asked twice (the options in both orders).
+    let calls = attempts.max(2);
     assert!(
-        deadline * attempts < eval,
-        "{attempts} x {deadline}s does not fit in {eval}s"
+        deadline * calls < eval,
+        "{calls} x {deadline}s does not fit in {eval}s"
     );
 }
 

@@ -65,10 +65,14 @@ fn readme_object() -> Value {
     readme_cluster_extension("Catalog")
 }
 
+/// The package name comes from the user's label, reshaped ("argocd" + "operator"): not
+/// certain, so these round trips through the proxy apply it (`uncertainFixes: apply`); what
+/// crfix does by default with such a fix is tested in llm_policy.rs.
 fn settings(extra: Value) -> Value {
     let base = inline_settings(
         &[crd_fixture(CE_V1)],
-        json!({"mode": "fix", "llm": {"enabled": true, "maxAttempts": 2, "answerFormat": "patch"}}),
+        json!({"mode": "fix", "uncertainFixes": "apply",
+               "llm": {"enabled": true, "maxAttempts": 2, "answerFormat": "patch"}}),
     );
     merge_settings(base, extra)
 }
@@ -410,7 +414,7 @@ fn a_choice_round_trip_carries_the_answer_schema_to_the_backend() {
             &request,
             &inline_settings(
                 &[crd_fixture(CE_V1)],
-                json!({"mode": "fix", "llm": {"enabled": true}}),
+                json!({"mode": "fix", "uncertainFixes": "apply", "llm": {"enabled": true}}),
             ),
         )
         .expect("validate");

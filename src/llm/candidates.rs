@@ -349,9 +349,11 @@ fn resolutions(
 /// The pattern's own whole values the user named (`"daily at midnight"` → `@daily`,
 /// `@midnight`); unnamed ones are no reading of the value.
 fn pattern_options(p: &str, pattern: &str, said: &str) -> Vec<Resolution> {
+    let negated = crate::certainty::negated_words(said);
     schema::pattern_literals(pattern)
         .into_iter()
         .filter(|l| super::readings::names_in_full(said, l))
+        .filter(|l| !negated.contains(&l.to_lowercase()))
         .map(|l| vec![Edit::Set(p.to_string(), Value::from(l))])
         .collect()
 }
@@ -391,9 +393,11 @@ fn enum_resolutions(
 /// or more) in the sentence of the field's description that says so, or "default" itself?
 fn asks_for_default(value: &Value, node: Option<&Value>) -> bool {
     let text = scalar_text(value).to_lowercase();
+    // `"do not abort"` does not ask for what "abort" names.
+    let negated = crate::certainty::negated_words(&text);
     let said: Vec<&str> = text
         .split(|c: char| !c.is_alphabetic())
-        .filter(|w| w.chars().count() >= 4)
+        .filter(|w| w.chars().count() >= 4 && !negated.iter().any(|n| n == w))
         .collect();
     if said.contains(&"default") {
         return true;
@@ -512,12 +516,23 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
             Some(b) => out.push(Value::Bool(b)),
             None => out.extend([Value::Bool(true), Value::Bool(false)]),
         },
-        // `"3 replicas"`, `"7 (one a week)"`: the numbers written in it.
-        "integer" | "number" => out.extend(
-            numbers_in(s, kind == "integer")
-                .into_iter()
-                .take(MAX_ENUM_OPTIONS),
-        ),
+        // An amount keeps its size: `"5 minutes"` for a field counted in seconds is 300, and
+        // never 5. Otherwise the numbers written in it: `"3 replicas"`, `"7 (one a week)"`.
+        "integer" | "number" => {
+            let description = node.get("description").and_then(Value::as_str);
+            match super::readings::amount_in_field_unit(s, description.unwrap_or_default()) {
+                Some(Some(n)) if kind == "number" => {
+                    out.extend(serde_json::Number::from_f64(n).map(Value::Number))
+                }
+                Some(Some(n)) if n.abs() < 1e15 => out.push(Value::from(n as i64)),
+                Some(_) => {}
+                None => out.extend(
+                    numbers_in(s, kind == "integer")
+                        .into_iter()
+                        .take(MAX_ENUM_OPTIONS),
+                ),
+            }
+        }
         "object" => {
             out.extend(label_map(s, node));
             out.extend(set_based_selector(s, node));
@@ -1543,6 +1558,24 @@ mod tests {
     }
 
     #[test]
+    fn a_negated_word_is_no_reading_of_the_value() {
+        // The default is "abort": "do not abort" does not ask for it, nor for the literal.
+        let node = json!({"type": "string", "pattern": "^(?i)(abort|warn)?$",
+            "description": "When unset, the strategy is abort."});
+        assert!(!asks_for_default(&json!("do not abort"), Some(&node)));
+        assert!(asks_for_default(
+            &json!("abort, as by default"),
+            Some(&node)
+        ));
+        let p = "/spec/strategy";
+        assert!(pattern_options(p, "^(abort|warn)$", "do not abort").is_empty());
+        assert_eq!(
+            pattern_options(p, "^(abort|warn)$", "warn only"),
+            vec![vec![Edit::Set(p.into(), json!("warn"))]]
+        );
+    }
+
+    #[test]
     fn a_split_part_goes_only_to_the_one_field_that_takes_it() {
         let split = |properties: Value, value: &str| {
             let schema = json!({"type": "object", "properties": {"spec": {
@@ -1627,6 +1660,12 @@ mod tests {
         assert_eq!(options.len(), 2, "{options:?}");
         let count = json!({"type": "integer"});
         assert_eq!(rewrites(&json!("3 replicas"), &count), vec![json!(3)]);
+        // An amount keeps its size: converted to the unit the field counts in, never bare.
+        let seconds = json!({"type": "integer", "description": "How long, in whole seconds."});
+        assert_eq!(rewrites(&json!("5 minutes"), &seconds), vec![json!(300)]);
+        assert_eq!(rewrites(&json!("15s"), &seconds), vec![json!(15)]);
+        assert!(rewrites(&json!("5 minutes"), &count).is_empty());
+        assert!(rewrites(&json!("1.5s"), &seconds).is_empty());
         assert_eq!(
             rewrites(&json!("keep 7, or 14"), &count),
             vec![json!(7), json!(14)]

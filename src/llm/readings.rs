@@ -238,6 +238,27 @@ pub fn in_smaller_units(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The one amount `text` states (`"5 minutes"`), counted in the unit a number field counts in,
+/// named by its description (`"in whole seconds"` → 300). `None`: the text states no amount
+/// with a unit, its numbers are plain numbers. `Some(None)`: it states one, but the field names
+/// no unit of that kind, or it is no whole number of it: the number alone would be another
+/// amount (5 minutes is not 5).
+pub fn amount_in_field_unit(text: &str, description: &str) -> Option<Option<f64>> {
+    let found = amounts(text);
+    let [amount] = found.as_slice() else {
+        return (!found.is_empty()).then_some(None);
+    };
+    let counted = description
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 3)
+        .filter_map(unit)
+        .find(|(dimension, _)| *dimension == amount.dimension);
+    Some(counted.and_then(|(_, scale)| {
+        let n = amount.value / scale;
+        (n.fract() == 0.0).then_some(n)
+    }))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Dimension {
     Time,

@@ -175,6 +175,7 @@ fn run_on(
         settings,
         options: ValidateOptions {
             report_unknown_fields: true,
+            crd_accepted: false,
         },
     };
     let out = correct(&ctx, &host, given, errors, None);
@@ -562,6 +563,7 @@ fn an_answer_that_is_not_a_correction_is_unavailable() {
         settings: &s,
         options: ValidateOptions {
             report_unknown_fields: true,
+            crd_accepted: false,
         },
     };
     match correct(&ctx, &host, &given(), &outcome(), None) {
@@ -642,6 +644,7 @@ fn the_token_names_the_user_who_applied_the_object() {
         settings: &settings,
         options: ValidateOptions {
             report_unknown_fields: true,
+            crd_accepted: false,
         },
     };
     let alice = correction_api::RequestUser {
@@ -962,6 +965,7 @@ fn an_answer_that_undoes_the_users_update_is_refused() {
         settings: &settings,
         options: ValidateOptions {
             report_unknown_fields: true,
+            crd_accepted: false,
         },
     };
     let undo = prompt::for_prompt(&old).to_string();

@@ -23,6 +23,24 @@ pub fn lost_text(value: &Value, expected: &str) -> Option<String> {
     })
 }
 
+/// Why the number `value`, as the text `new`, would be no value of this string field: the
+/// schema's own value for it (its `default`) is text that is not a bare number
+/// (`refreshInterval: 30` where the default is `"1h0m0s"`: a unit is missing, and `"30"` would
+/// pass the schema and fail where the value is read). The number's digits are kept either way;
+/// what is missing only the user knows.
+pub fn unlike_the_schemas_own(value: &Value, new: &Value, node: &Value) -> Option<String> {
+    let (Value::Number(n), Some(_)) = (value, new.as_str()) else {
+        return None;
+    };
+    let shown = node.get("default")?.as_str()?;
+    let bare_number = |s: &str| !s.is_empty() && s.parse::<f64>().is_ok();
+    (!bare_number(shown)).then(|| {
+        format!(
+            "the number {n} is not turned into text: this field's own default, {shown:?}, is not a bare number (a unit or a syntax is missing); write the value as you meant it"
+        )
+    })
+}
+
 /// A number that JSON carries as a float: its digits as written are gone.
 pub fn is_fraction(n: &Number) -> bool {
     !(n.is_i64() || n.is_u64())
@@ -138,6 +156,19 @@ mod tests {
         assert_eq!(coerce(&json!(false), "int-or-string"), Some(json!("false")));
         assert_eq!(coerce(&json!("alpha"), "array"), Some(json!(["alpha"])));
         assert_eq!(coerce(&json!("alpha, beta"), "array"), None);
+        // A number is no value of a string field whose own default is not a bare number.
+        let interval = json!({"type": "string", "default": "1h0m0s"});
+        let hint = unlike_the_schemas_own(&json!(30), &json!("30"), &interval).unwrap();
+        assert!(hint.contains("\"1h0m0s\""), "{hint}");
+        let version = json!({"type": "string", "default": "2"});
+        assert_eq!(
+            unlike_the_schemas_own(&json!(3), &json!("3"), &version),
+            None
+        );
+        assert_eq!(
+            unlike_the_schemas_own(&json!(3), &json!("3"), &json!({"type": "string"})),
+            None
+        );
         assert_eq!(coerce(&json!("a;b"), "array"), None);
         assert_eq!(coerce(&json!("one\ntwo"), "array"), None);
         assert_eq!(

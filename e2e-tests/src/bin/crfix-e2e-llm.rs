@@ -52,8 +52,8 @@ struct Args {
     /// Only cases whose file name or case name contains this.
     #[arg(long)]
     filter: Option<String>,
-    /// The policy's `llm.maxAttempts`.
-    #[arg(long, default_value_t = 2)]
+    /// The policy's `llm.maxAttempts` (its default, 1).
+    #[arg(long, default_value_t = 1)]
     max_attempts: u32,
     /// The policy's `llm.maxTokens` (default: the policy's own default).
     #[arg(long)]

@@ -1,10 +1,9 @@
 //! Reading a CustomResourceDefinition document lightly: group, names and each version's name
-//! and `served` flag; only the schema of the matching version is parsed into a `Value`. Used
+//! and `served` flag; the schema of the matching version is left unparsed. Used
 //! by the settings (inline CRDs are checked when the policy loads) and by the schema source.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SchemaError {
@@ -122,7 +121,11 @@ pub(crate) fn check_light(crd: &LightCrd<'_>) -> Result<(), String> {
     Ok(())
 }
 
-pub(crate) fn schema_of(spec: &LightSpec, version: &str) -> Result<Value, SchemaError> {
+/// The `openAPIV3Schema` of `version`, unparsed (checked to be a JSON object).
+pub(crate) fn schema_of<'a>(
+    spec: &LightSpec<'a>,
+    version: &str,
+) -> Result<&'a RawValue, SchemaError> {
     let crd = crd_name(spec);
     let Some(v) = spec.versions.iter().find(|v| v.name == version) else {
         return Err(SchemaError::VersionNotServed {
@@ -141,15 +144,11 @@ pub(crate) fn schema_of(spec: &LightSpec, version: &str) -> Result<Value, Schema
         .as_ref()
         .and_then(|s| s.open_api_v3_schema)
         .ok_or_else(|| SchemaError::NoSchema(crd.clone()))?;
-    let schema: Value = serde_json::from_str(raw.get()).map_err(|e| SchemaError::Malformed {
-        crd: crd.clone(),
-        message: format!("openAPIV3Schema: {e}"),
-    })?;
-    if !schema.is_object() {
+    if !raw.get().trim_start().starts_with('{') {
         return Err(SchemaError::Malformed {
             crd,
             message: "openAPIV3Schema is not an object".into(),
         });
     }
-    Ok(schema)
+    Ok(raw)
 }

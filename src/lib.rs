@@ -24,6 +24,7 @@ mod request;
 mod response;
 mod schema;
 mod schema_source;
+mod schema_view;
 mod settings;
 mod text;
 mod types;

@@ -13,8 +13,8 @@ use crate::llm::{self, LlmOutcome};
 use crate::repair::{self, RepairContext, RepairOutcome};
 use crate::request::{self, AdmissionRequest};
 use crate::response::{self, Findings, Outcome, Repair};
-use crate::schema_source;
-use crate::settings::{Mode, Settings, UncertainFixes};
+use crate::schema_source::{self, RawSchema, SchemaError};
+use crate::settings::{Mode, SchemaSourceKind, Settings, UncertainFixes};
 use crate::types::FieldError;
 use crate::validation::{self, ValidateOptions};
 
@@ -39,17 +39,23 @@ fn evaluate_request(request: &AdmissionRequest, settings: Settings, host: &dyn H
 fn flow(request: &AdmissionRequest, mut settings: Settings, host: &dyn Host) -> Stage<Outcome> {
     let object = object_to_check(request)?;
     let what = describe(request, object);
-    let schema = load_schema(&mut settings, request, host, &what)?;
+    let raw = load_schema(&mut settings, request, host, &what)?;
     let settings = &settings;
+    let options = ValidateOptions {
+        report_unknown_fields: settings.reject_unknown_fields,
+        // A CRD read from the cluster was accepted by the API server: every rule is run.
+        crd_accepted: settings.schema_source == SchemaSourceKind::Cluster,
+    };
+    let old = old_object(request);
+    let mut findings = check(&raw, object, old, options, settings, host, &what)?;
+    // Repairs and the LLM read what the valid path did not: descriptions, absent fields.
+    let schema = parsed(raw.full(), settings, host, &what)?;
     let ctx = RepairContext {
         schema: &schema,
-        old_object: old_object(request),
+        old_object: old,
         settings,
-        options: ValidateOptions {
-            report_unknown_fields: settings.reject_unknown_fields,
-        },
+        options,
     };
-    let mut findings = check(&ctx, object, &what)?;
     let repaired = repair::repair(&ctx, object, &findings.initial);
     let candidate = if repaired.validation.is_valid() {
         Repair {
@@ -137,35 +143,52 @@ fn old_object(request: &AdmissionRequest) -> Option<&Value> {
     }
 }
 
-/// Stage 2: the schema, or the `onSchemaUnavailable` outcome.
+/// Stage 2: the CRD's schema, unparsed, or the `onSchemaUnavailable` outcome.
 fn load_schema(
     settings: &mut Settings,
     request: &AdmissionRequest,
     host: &dyn Host,
     what: &str,
-) -> Stage<Value> {
-    match schema_source::load_schema(settings, request, host) {
-        Ok(schema) => {
-            // The inline CRDs (tens of kilobytes) are not needed any more: freed before the
-            // validation allocates, every page a fresh instance touches costs a page fault.
-            settings.crds = Vec::new();
-            Ok(schema)
-        }
-        Err(e) => {
-            host.log(LogLevel::Warning, &format!("schema unavailable: {e}"));
-            Err(Box::new(Outcome::SchemaUnavailable {
-                what: what.to_string(),
-                error: e.to_string(),
-                fallback: settings.on_schema_unavailable,
-            }))
-        }
-    }
+) -> Stage<RawSchema> {
+    let raw = schema_source::load_raw(settings, request, host);
+    // The other inline CRDs (tens of kilobytes) are not needed any more: freed before the
+    // validation allocates, every page a fresh instance touches costs a page fault.
+    settings.crds = Vec::new();
+    parsed(raw, settings, host, what)
 }
 
-/// Stage 3: validation. A valid object is accepted; in `mode: validate` an invalid one is
-/// rejected; otherwise the findings go on to the repairs.
-fn check(ctx: &RepairContext, object: &Value, what: &str) -> Stage<Findings> {
-    let initial = validation::validate(ctx.schema, object, ctx.old_object, ctx.options);
+/// A schema, or, when it cannot be read, the `onSchemaUnavailable` outcome.
+fn parsed<T>(
+    schema: Result<T, SchemaError>,
+    settings: &Settings,
+    host: &dyn Host,
+    what: &str,
+) -> Stage<T> {
+    schema.map_err(|e| {
+        host.log(LogLevel::Warning, &format!("schema unavailable: {e}"));
+        Box::new(Outcome::SchemaUnavailable {
+            what: what.to_string(),
+            error: e.to_string(),
+            fallback: settings.on_schema_unavailable,
+        })
+    })
+}
+
+/// Stage 3: validation against the part of the schema the object touches (the same verdict
+/// as the whole schema, at a cost that follows the object). A valid object is accepted; in
+/// `mode: validate` an invalid one is rejected; otherwise the findings go on to the repairs.
+fn check(
+    raw: &RawSchema,
+    object: &Value,
+    old: Option<&Value>,
+    options: ValidateOptions,
+    settings: &Settings,
+    host: &dyn Host,
+    what: &str,
+) -> Stage<Findings> {
+    let values: Vec<&Value> = std::iter::once(object).chain(old).collect();
+    let touched = parsed(raw.touched_by(&values), settings, host, what)?;
+    let initial = validation::validate(&touched, object, old, options);
     if initial.is_valid() {
         return Err(Box::new(Outcome::Accept {
             warnings: initial.warnings,
@@ -176,7 +199,7 @@ fn check(ctx: &RepairContext, object: &Value, what: &str) -> Stage<Findings> {
         initial,
         ..Findings::default()
     };
-    if ctx.settings.mode == Mode::Validate {
+    if settings.mode == Mode::Validate {
         return Err(Box::new(Outcome::Invalid(findings)));
     }
     Ok(findings)
@@ -278,6 +301,9 @@ fn final_check(
         let reason = "the repaired object is still invalid".to_string();
         return Err(unfixable(ctx, std::mem::take(findings), repaired, reason));
     }
+    // The warnings of the object that will be stored are its own validation's, rules and all
+    // (the user's object may have had rules "not checked" for its blocking errors).
+    findings.initial.warnings = recheck.warnings;
     candidate.patch = serde_json::to_string(&patch).unwrap_or_else(|_| "[]".into());
     Ok(candidate)
 }

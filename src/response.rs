@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::guardrails::REPAIR_ANNOTATION;
 use crate::settings::Fallback;
-use crate::text::{short_value, truncate_bytes, truncate_chars};
+use crate::text::{cut_middle, fit, short_value, truncate_bytes, Part};
 use crate::types::{error_lines, Change, ChangeSource, FieldError, ValidationOutcome};
 
 /// Audit annotation keys (the API server prefixes them with the webhook name).
@@ -67,7 +67,9 @@ pub struct Findings {
     /// `crfix: ClusterExtension "x" is invalid`.
     pub headline: String,
     /// The validation of the object as the user sent it: its errors, and the warnings every
-    /// response carries.
+    /// response carries. Once a repair passed its final, full validation, the warnings are
+    /// that validation's (of the object that will be stored): the user's object may have had
+    /// rules "not checked" for its blocking errors, the repaired one had every rule run.
     pub initial: ValidationOutcome,
     pub llm_attempts: Option<u32>,
     pub llm_model: Option<String>,
@@ -98,8 +100,8 @@ pub fn respond(outcome: Outcome) -> ValidationResponse {
             error,
             fallback: Fallback::Accept,
             ..
-        } => accept(vec![truncate_chars(
-            &format!("crfix: not checked: {error}"),
+        } => accept(vec![fit(
+            &[Part::whole("crfix: not checked: "), Part::rest(&error)],
             MAX_WARNING_CHARS,
         )]),
         Outcome::SchemaUnavailable { what, error, .. } => reject(
@@ -322,12 +324,28 @@ fn errors_json(errors: &[FieldError]) -> String {
     serde_json::to_string(&error_lines(errors)).unwrap_or_default()
 }
 
+/// `crfix: invalid: <field path>: <message>`: the path's tail and the message's beginning
+/// kept, the middle of a long message cut.
 fn error_warnings(errors: &[FieldError]) -> Vec<String> {
-    error_lines(errors)
-        .into_iter()
-        .map(|l| format!("crfix: invalid: {l}"))
+    errors
+        .iter()
+        .map(|e| {
+            let path = e.field_path();
+            let message = format!(": {}", e.message);
+            fit(
+                &[
+                    Part::whole("crfix: invalid: "),
+                    Part::path(&path, PATH_KEPT),
+                    Part::ends(&message, 60),
+                ],
+                MAX_WARNING_CHARS,
+            )
+        })
         .collect()
 }
+
+/// Characters of a path's end a warning keeps however long the rest.
+const PATH_KEPT: usize = 32;
 
 fn suggestion_warnings(changes: &[Change]) -> Vec<String> {
     changes
@@ -408,9 +426,11 @@ fn bound_warnings(mut warnings: Vec<String>) -> Vec<String> {
         warnings.truncate(MAX_WARNINGS - 1);
         warnings.push(format!("crfix: … and {} more", total - (MAX_WARNINGS - 1)));
     }
+    // Most warnings are fitted where they are written (the path's tail and the message kept);
+    // any other is cut in the middle, so that its last words survive too.
     warnings
         .into_iter()
-        .map(|w| truncate_chars(&w, MAX_WARNING_CHARS))
+        .map(|w| cut_middle(&w, MAX_WARNING_CHARS))
         .collect()
 }
 
@@ -421,31 +441,52 @@ pub fn change_warning(change: &Change) -> String {
         ChangeSource::Llm { model } if model.is_empty() => "from LLM".to_string(),
         ChangeSource::Llm { model } => format!("from LLM {model}"),
     };
-    let text = match (&change.from, &change.old, &change.new) {
-        (Some(from), _, _) => format!("crfix: moved {from} → {} ({why})", change.path),
-        (None, Some(old), Some(new)) => format!(
-            "crfix: set {} {} → {} ({why})",
-            change.path,
-            short_value(old),
-            short_value(new)
+    // The path's tail, the new value and the reason survive the cut: the old value and the
+    // middle of the path go first.
+    let why = format!(" ({why})");
+    let (verb, path, middle, end) = match (&change.from, &change.old, &change.new) {
+        (Some(from), _, _) => (
+            "moved ",
+            from.clone(),
+            " → ".to_string(),
+            change.path.clone(),
         ),
-        (None, None, Some(new)) => {
-            format!(
-                "crfix: added {} = {} ({why})",
-                change.path,
-                short_value(new)
-            )
-        }
-        (None, Some(old), None) => {
-            format!(
-                "crfix: removed {} {} ({why})",
-                change.path,
-                short_value(old)
-            )
-        }
-        (None, None, None) => format!("crfix: touched {} ({why})", change.path),
+        (None, Some(old), Some(new)) => (
+            "set ",
+            change.path.clone(),
+            format!(" {} → ", short_value(old)),
+            short_value(new),
+        ),
+        (None, None, Some(new)) => (
+            "added ",
+            change.path.clone(),
+            " = ".to_string(),
+            short_value(new),
+        ),
+        (None, Some(old), None) => (
+            "removed ",
+            change.path.clone(),
+            " ".to_string(),
+            short_value(old),
+        ),
+        (None, None, None) => (
+            "touched ",
+            change.path.clone(),
+            String::new(),
+            String::new(),
+        ),
     };
-    truncate_chars(&text, MAX_WARNING_CHARS)
+    fit(
+        &[
+            Part::whole("crfix: "),
+            Part::whole(verb),
+            Part::path(&path, PATH_KEPT),
+            Part::whole(&middle),
+            Part::path(&end, PATH_KEPT),
+            Part::ends(&why, 24),
+        ],
+        MAX_WARNING_CHARS,
+    )
 }
 
 /// The rejection message: a headline and every error, bounded.
@@ -543,6 +584,42 @@ mod tests {
         let bounded = bound_warnings(many);
         assert_eq!(bounded.len(), MAX_WARNINGS);
         assert!(bounded.last().unwrap().contains("71 more"));
+    }
+
+    #[test]
+    fn a_cut_warning_keeps_the_paths_tail_the_new_value_and_the_reason() {
+        let deep = format!("/spec/{}/upgradeConstraintPolicy", "nested/".repeat(20));
+        let mut c = change(
+            Some(json!("x".repeat(500))),
+            Some(json!("SelfCertified")),
+            None,
+        );
+        c.path = deep;
+        let w = change_warning(&c);
+        assert!(w.chars().count() <= MAX_WARNING_CHARS, "{w}");
+        assert!(w.starts_with("crfix: set …"), "{w}");
+        assert!(w.contains("/upgradeConstraintPolicy"), "{w}");
+        assert!(w.ends_with("→ \"SelfCertified\" (enum)"), "{w}");
+        // An error: the field's tail and the message's beginning and end.
+        let e = FieldError {
+            pointer: format!("/spec/{}name", "level/".repeat(30)),
+            kind: crate::types::ErrorKind::Required,
+            message: format!(
+                "Invalid value: \"string\": {} must be short",
+                "very ".repeat(40)
+            ),
+        };
+        let w = &error_warnings(&[e])[0];
+        assert!(w.chars().count() <= MAX_WARNING_CHARS, "{w}");
+        assert!(w.contains("level.level.name: Invalid value"), "{w}");
+        assert!(w.ends_with("must be short"), "{w}");
+        // Any other warning is cut in the middle: its last words survive.
+        let other = format!("crfix: something {} the end", "long ".repeat(50));
+        let w = &bound_warnings(vec![other])[0];
+        assert!(
+            w.starts_with("crfix: something") && w.ends_with("the end"),
+            "{w}"
+        );
     }
 
     #[test]

@@ -2,20 +2,67 @@
 //! CRDs of the settings or from the cluster (`kubernetes/get_resource`); the CRD document
 //! itself is read by [`crate::crd`].
 
+use std::ops::Range;
+
 use serde_json::Value;
 
 pub use crate::crd::SchemaError;
 use crate::crd::{check_light, crd_name, parse_light, schema_of};
 use crate::host::{GetResourceRequest, Host};
 use crate::request::AdmissionRequest;
+use crate::schema_view;
 use crate::settings::{SchemaSourceKind, Settings};
 
+/// The CRD document that holds the request's schema, unparsed: the valid path parses only
+/// what the object touches ([`RawSchema::touched_by`]), the rest of the flow the whole schema
+/// ([`RawSchema::full`]).
+#[derive(Debug)]
+pub struct RawSchema {
+    crd: String,
+    document: String,
+    schema: Range<usize>,
+}
+
+impl RawSchema {
+    /// The schema's JSON text (the range of the `RawValue` it was read as).
+    fn text(&self) -> &str {
+        &self.document[self.schema.clone()]
+    }
+
+    fn malformed(&self, e: serde_json::Error) -> SchemaError {
+        SchemaError::Malformed {
+            crd: self.crd.clone(),
+            message: format!("openAPIV3Schema: {e}"),
+        }
+    }
+
+    /// The whole `openAPIV3Schema`.
+    pub fn full(&self) -> Result<Value, SchemaError> {
+        serde_json::from_str(self.text()).map_err(|e| self.malformed(e))
+    }
+
+    /// The part of the schema that `values` touch (see [`schema_view`]).
+    pub fn touched_by(&self, values: &[&Value]) -> Result<Value, SchemaError> {
+        schema_view::touched_by(self.text(), values).map_err(|e| self.malformed(e))
+    }
+}
+
 /// The schema for the request, from the cluster or the inline CRDs per `settings.schemaSource`.
+#[cfg(test)]
 pub fn load_schema(
     settings: &Settings,
     request: &AdmissionRequest,
     host: &dyn Host,
 ) -> Result<Value, SchemaError> {
+    load_raw(&mut settings.clone(), request, host)?.full()
+}
+
+/// The CRD document for the request; an inline one is taken out of `settings.crds`.
+pub fn load_raw(
+    settings: &mut Settings,
+    request: &AdmissionRequest,
+    host: &dyn Host,
+) -> Result<RawSchema, SchemaError> {
     let group = if request.kind.group.is_empty() {
         request.resource.group.as_str()
     } else {
@@ -32,13 +79,34 @@ pub fn load_schema(
     }
 }
 
+/// A CRD document and the range of its schema for `version` (checked to be an object).
+fn raw_schema(document: String, version: &str) -> Result<RawSchema, SchemaError> {
+    let crd = parse_light(&document).map_err(|message| SchemaError::Malformed {
+        crd: String::new(),
+        message,
+    })?;
+    let spec = crd.spec.as_ref().ok_or_else(|| SchemaError::Malformed {
+        crd: String::new(),
+        message: "spec is missing".into(),
+    })?;
+    let raw = schema_of(spec, version)?;
+    let start = raw.get().as_ptr() as usize - document.as_ptr() as usize;
+    let schema = start..start + raw.get().len();
+    let crd = crd_name(spec);
+    Ok(RawSchema {
+        crd,
+        document,
+        schema,
+    })
+}
+
 /// The schema from the CRD of the settings that matches the request's group and kind.
 fn inline_schema(
-    settings: &Settings,
+    settings: &mut Settings,
     request: &AdmissionRequest,
     group: &str,
     version: &str,
-) -> Result<Value, SchemaError> {
+) -> Result<RawSchema, SchemaError> {
     let wanted = if request.kind.kind.is_empty() {
         format!("{}.{group}", request.resource.resource)
     } else {
@@ -67,7 +135,8 @@ fn inline_schema(
                 crd: crd_name(spec),
                 message: format!("crds[{i}]: {message}"),
             })?;
-            return schema_of(spec, version);
+            let document: Box<str> = settings.crds.swap_remove(i).into();
+            return raw_schema(document.into_string(), version);
         }
     }
     let mut message = format!(
@@ -88,7 +157,7 @@ fn cluster_schema(
     host: &dyn Host,
     group: &str,
     version: &str,
-) -> Result<Value, SchemaError> {
+) -> Result<RawSchema, SchemaError> {
     let name = format!("{}.{group}", request.resource.resource);
     if request.resource.resource.is_empty() || group.is_empty() {
         return Err(SchemaError::NotFound(format!(
@@ -109,19 +178,16 @@ fn cluster_schema(
             ]),
         })
         .map_err(|message| host_error(&name, message))?;
-    let text = std::str::from_utf8(&answer).map_err(|e| SchemaError::Malformed {
+    let document = String::from_utf8(answer).map_err(|e| SchemaError::Malformed {
         crd: name.clone(),
-        message: format!("the answer is not UTF-8: {e}"),
+        message: format!("the answer is not UTF-8: {}", e.utf8_error()),
     })?;
-    let crd = parse_light(text).map_err(|message| SchemaError::Malformed {
-        crd: name.clone(),
-        message,
-    })?;
-    let spec = crd.spec.ok_or_else(|| SchemaError::Malformed {
-        crd: name.clone(),
-        message: "spec is missing".into(),
-    })?;
-    schema_of(&spec, version)
+    raw_schema(document, version).map_err(|e| match e {
+        SchemaError::Malformed { crd, message } if crd.is_empty() => {
+            SchemaError::Malformed { crd: name, message }
+        }
+        e => e,
+    })
 }
 
 /// A failed host call: `NotFound` when the API server said 404, else `HostCall`.

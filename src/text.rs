@@ -25,6 +25,140 @@ pub fn truncate_bytes(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
+/// Which end of a part of a message [`fit`] keeps when it must shorten it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// The beginning (a sentence: what it says first matters most).
+    Head,
+    /// The end (a field path: its last segments name the field).
+    Tail,
+    /// Both ends, the middle cut (a message or a rule).
+    Ends,
+}
+
+/// One part of a message for [`fit`]: never shortened below `min` characters.
+#[derive(Debug, Clone, Copy)]
+pub struct Part<'a> {
+    pub text: &'a str,
+    pub min: usize,
+    pub keep: Keep,
+}
+
+impl<'a> Part<'a> {
+    /// A part kept whole.
+    pub fn whole(text: &'a str) -> Self {
+        Part {
+            text,
+            min: usize::MAX,
+            keep: Keep::Head,
+        }
+    }
+
+    /// A field path: shortened from the left, at least `min` characters of its end kept.
+    pub fn path(text: &'a str, min: usize) -> Self {
+        Part {
+            text,
+            min,
+            keep: Keep::Tail,
+        }
+    }
+
+    /// Shortened in the middle, at least `min` characters kept.
+    pub fn ends(text: &'a str, min: usize) -> Self {
+        Part {
+            text,
+            min,
+            keep: Keep::Ends,
+        }
+    }
+
+    /// Cut at its end, possibly to nothing.
+    pub fn rest(text: &'a str) -> Self {
+        Part {
+            text,
+            min: 0,
+            keep: Keep::Head,
+        }
+    }
+}
+
+/// `parts` joined in at most `max` characters: when they do not fit, the last parts are
+/// shortened first, each down to its `min` (so the parts that matter most come first), each
+/// from the end it does not [`Keep`]; only then is the whole cut at its end. A cut is marked
+/// with `…`. Warnings are cut at 120 characters; this keeps what names the problem (the
+/// field path's tail, the rule's message) inside them.
+pub fn fit(parts: &[Part<'_>], max: usize) -> String {
+    let lens: Vec<usize> = parts.iter().map(|p| p.text.chars().count()).collect();
+    let mut sizes = lens.clone();
+    let mut excess = lens.iter().sum::<usize>().saturating_sub(max);
+    for (i, part) in parts.iter().enumerate().rev() {
+        if excess == 0 {
+            break;
+        }
+        let floor = part.min.min(lens[i]);
+        let give = (sizes[i] - floor).min(excess);
+        sizes[i] -= give;
+        excess -= give;
+    }
+    // A sentence cut to a few characters says nothing: left out.
+    for (i, part) in parts.iter().enumerate() {
+        if part.keep == Keep::Head && part.min == 0 && sizes[i] < lens[i] && sizes[i] < 16 {
+            sizes[i] = 0;
+        }
+    }
+    let joined: String = parts
+        .iter()
+        .zip(&sizes)
+        .map(|(p, &n)| shorten(p.text, n, p.keep))
+        .collect();
+    truncate_chars(&joined, max)
+}
+
+/// `s` in at most `n` characters, keeping `keep`.
+pub fn shorten(s: &str, n: usize, keep: Keep) -> String {
+    let count = s.chars().count();
+    if count <= n {
+        return s.to_string();
+    }
+    if n == 0 {
+        return String::new();
+    }
+    let tail = |k: usize| -> String { s.chars().skip(count - k).collect() };
+    match keep {
+        Keep::Head => truncate_chars(s, n),
+        Keep::Tail => {
+            let mut kept = tail(n - 1);
+            // Start at a segment when that loses little.
+            if let Some(at) = kept.find(['.', '/']) {
+                if at > 0 && at <= kept.len() / 3 {
+                    kept = kept[at..].to_string();
+                }
+            }
+            format!("…{kept}")
+        }
+        Keep::Ends => {
+            let head = (n - 1) / 2;
+            let head: String = s.chars().take(head).collect();
+            let rest = n - 1 - head.chars().count();
+            format!("{head}…{}", tail(rest))
+        }
+    }
+}
+
+/// A warning of any shape in at most `max` characters: cut in the middle, so that both what
+/// it is (most of its beginning, where warnings put what matters) and its last words survive.
+pub fn cut_middle(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let head = max * 4 / 5;
+    let head_text: String = s.chars().take(head).collect();
+    let count = s.chars().count();
+    let rest = max - head - 1;
+    let tail: String = s.chars().skip(count - rest).collect();
+    format!("{head_text}…{tail}")
+}
+
 /// A value as JSON, short, for a warning.
 pub fn short_value(v: &Value) -> String {
     truncate_chars(&v.to_string(), 32)
@@ -66,6 +200,45 @@ mod tests {
     fn one_line_removes_control_characters_and_bounds() {
         assert_eq!(one_line("  a\nb\tc  ", 10), "a b c");
         assert_eq!(one_line("abcdef", 4), "abc…");
+    }
+
+    #[test]
+    fn fit_shortens_the_last_parts_first_and_keeps_path_tails() {
+        let path = "spec.rules[*].matches[*].path.value.segments[*].name";
+        let parts = [
+            Part::whole("crfix: CEL rule at "),
+            Part::path(path, 24),
+            Part::whole(" not evaluated: "),
+            Part::ends("the rule's own message, which says what is wrong", 30),
+            Part::rest(": and a long explanation nobody needs to read to the very end"),
+        ];
+        let w = fit(&parts, 120);
+        assert_eq!(w.chars().count(), 120, "{w}");
+        assert!(
+            w.contains("segments[*].name not evaluated: the rule's own"),
+            "{w}"
+        );
+        assert!(w.ends_with("what is wrong"), "{w}");
+        let w = fit(&parts, 90);
+        assert!(w.chars().count() <= 90, "{w}");
+        assert!(w.starts_with("crfix: CEL rule at …"), "{w}");
+        assert!(w.contains("[*].name not evaluated: the rule's"), "{w}");
+        assert!(w.ends_with("is wrong"), "{w}");
+        // What fits is untouched.
+        assert_eq!(fit(&[Part::whole("a"), Part::path("b.c", 1)], 10), "ab.c");
+        assert_eq!(shorten("abcdefgh", 5, Keep::Ends), "ab…gh");
+    }
+
+    #[test]
+    fn cut_middle_keeps_both_ends() {
+        let s = format!("crfix: start {} the end", "x".repeat(200));
+        let w = cut_middle(&s, 120);
+        assert_eq!(w.chars().count(), 120);
+        assert!(
+            w.starts_with("crfix: start ") && w.ends_with(" the end"),
+            "{w}"
+        );
+        assert_eq!(cut_middle("short", 120), "short");
     }
 
     #[test]

@@ -18,6 +18,7 @@
 pub mod aggregator;
 pub mod cluster;
 pub mod fixtures;
+pub mod large_crd;
 pub mod wapc_engine;
 
 use std::collections::HashMap;

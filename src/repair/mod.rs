@@ -463,6 +463,15 @@ impl Engine<'_, '_> {
             return None;
         }
         let new = coerce::coerce(value, expected)?;
+        let node = schema::node_at(self.ctx.schema, at);
+        if let Some(hint) = node.and_then(|n| coerce::unlike_the_schemas_own(value, &new, n)) {
+            let hint = format!("{}: {hint}", error.field_path());
+            self.refuse(format!("not repaired {at}: {hint}"));
+            if !self.hints.contains(&hint) {
+                self.hints.push(hint);
+            }
+            return None;
+        }
         let reason = if expected == "array" {
             "a single value where a list is expected"
         } else {
@@ -683,12 +692,18 @@ fn insert_creating(object: &mut Value, at: &str, value: Value) -> bool {
     };
     let mut node = object;
     for token in parents {
-        let Some(map) = node.as_object_mut() else {
-            return false;
+        node = match node {
+            Value::Object(map) => map
+                .entry(token.clone())
+                .or_insert_with(|| Value::Object(Default::default())),
+            // Through an existing list item (a key misspelt inside one); never a new item.
+            Value::Array(items) => match token.parse::<usize>().ok().and_then(|i| items.get_mut(i))
+            {
+                Some(item) => item,
+                None => return false,
+            },
+            _ => return false,
         };
-        node = map
-            .entry(token.clone())
-            .or_insert_with(|| Value::Object(Default::default()));
     }
     match node.as_object_mut() {
         Some(map) if !map.contains_key(last) => {

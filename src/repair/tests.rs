@@ -215,6 +215,7 @@ fn run_with(
         settings,
         options: ValidateOptions {
             report_unknown_fields: true,
+            crd_accepted: false,
         },
     };
     let initial = mini_validate(schema, object, old);
@@ -518,6 +519,7 @@ fn a_loop_of_repairs_stops() {
         settings: &settings,
         options: ValidateOptions {
             report_unknown_fields: true,
+            crd_accepted: false,
         },
     };
     let object = json!({"spec": {"a": "x"}});
@@ -549,6 +551,7 @@ mod full_loop {
 
     const OPTS: ValidateOptions = ValidateOptions {
         report_unknown_fields: true,
+        crd_accepted: false,
     };
 
     fn real(
@@ -751,4 +754,34 @@ mod corpus_native {
         assert!(n >= 40, "{n} cases");
         assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     }
+}
+
+#[test]
+fn a_key_misspelt_inside_a_list_item_is_renamed_in_that_item() {
+    let schema = json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {
+            "containers": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"},
+                "readinessProbe": {"type": "object", "properties": {
+                    "periodSeconds": {"type": "integer"}}}}}}}}}});
+    let object = json!({"spec": {"containers": [
+        {"name": "a"},
+        {"name": "b", "readinesProbe": {"periodSeconds": 5}}]}});
+    let out = run(&schema, &object);
+    assert!(
+        out.validation.is_valid(),
+        "{:?} {:?}",
+        out.validation,
+        out.refused
+    );
+    assert_eq!(
+        out.object,
+        json!({"spec": {"containers": [
+            {"name": "a"},
+            {"name": "b", "readinessProbe": {"periodSeconds": 5}}]}})
+    );
+    assert_eq!(
+        out.changes[0].from.as_deref(),
+        Some("/spec/containers/1/readinesProbe")
+    );
 }

@@ -24,6 +24,7 @@ use ::cel::parser::{Expression, PrattParser};
 use ::cel::{Context, Env, ExecutionError, Value as CelValue};
 use serde_json::Value;
 
+use super::escaping::{self, CEL_RESERVED};
 use crate::schema;
 
 #[path = "k8s_lib/mod.rs"]
@@ -654,34 +655,10 @@ fn shortcut(rule: &str) -> Option<Shortcut> {
         return cel_string_literal(literal).map(Shortcut::Matches);
     }
     let field = rule.strip_prefix("has(self.")?.strip_suffix(')')?;
-    (is_identifier(field) && !CEL_RESERVED.contains(&field))
+    // An escaped name (`__namespace__`, `a__dash__b`) is left to CEL.
+    (is_identifier(field) && !CEL_RESERVED.contains(&field) && !field.contains("__"))
         .then(|| Shortcut::Has(field.to_string()))
 }
-
-/// Words CEL reserves: never taken as a field name by a shortcut.
-const CEL_RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
 
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
@@ -1154,10 +1131,17 @@ fn to_val(
                 let Some(child) = object_schema.child(k) else {
                     continue;
                 };
-                out.insert(
-                    CelMapKey::from(k.clone()),
-                    to_val(v, child, depth + 1, typed)?,
-                );
+                // A declared property is seen under its escaped name (`__namespace__`); one
+                // the API server cannot escape is not seen at all.
+                let key = if object_schema.properties.is_some_and(|p| p.contains_key(k)) {
+                    match escaping::escape(k) {
+                        Some(escaped) => escaped.into_owned(),
+                        None => continue,
+                    }
+                } else {
+                    k.clone()
+                };
+                out.insert(CelMapKey::from(key), to_val(v, child, depth + 1, typed)?);
             }
             Box::new(CelMap::from(out))
         }

@@ -97,42 +97,88 @@ pub fn matches_estimate(schema: &Value, pattern: &str) -> u64 {
 /// The bound of a `has(self.<field>)` rule.
 pub const HAS_BOUND: u64 = 2;
 
-/// The largest number of items (or properties) a schema node allows, and of characters.
+/// The largest number of items, properties or bytes of a value of a schema node, as the API
+/// server's `SchemaDeclType` sizes it (`MaxElements`): a string's `maxLength` times 4 (a
+/// character may take 4 bytes), `format: byte` its `maxLength`, `duration` and `date-time`
+/// at most 32 bytes and `date` 12 whatever their `maxLength`; without a maximum, as many as
+/// fit in a request.
 fn schema_len(schema: &Value) -> u64 {
-    let key = match schema::type_of(schema) {
-        "array" => "maxItems",
-        "object" => "maxProperties",
-        "string" => "maxLength",
-        "" if schema::is_int_or_string(schema) => "maxLength",
-        "" => return MAX_REQUEST_BYTES,
-        _ => return 1,
-    };
-    schema
-        .get(key)
-        .and_then(Value::as_u64)
-        .unwrap_or(match key {
-            // As many as fit in a request, each at its smallest and a comma.
-            "maxItems" => max_count(schema.get("items")),
-            "maxProperties" => max_count(schema.get("additionalProperties")),
-            _ => MAX_REQUEST_BYTES,
-        })
+    let max = |key: &str| schema.get(key).and_then(Value::as_u64);
+    if schema::is_int_or_string(schema) {
+        return MAX_REQUEST_BYTES - 2;
+    }
+    match schema::type_of(schema) {
+        "array" => max("maxItems").unwrap_or_else(|| {
+            (MAX_REQUEST_BYTES - 2) / (min_serialized_size(schema.get("items")) + 1)
+        }),
+        "object" => max("maxProperties").unwrap_or_else(|| {
+            (MAX_REQUEST_BYTES - 2) / (min_serialized_size(schema.get("additionalProperties")) + 6)
+        }),
+        "string" => match schema.get("format").and_then(Value::as_str) {
+            Some("duration") => MAX_DURATION_JSON,
+            Some("date") => DATE_JSON,
+            Some("date-time") => MAX_DATETIME_JSON,
+            Some("byte") => max("maxLength").unwrap_or(MAX_REQUEST_BYTES - 2),
+            _ => max("maxLength")
+                .map(|m| m.saturating_mul(4))
+                .unwrap_or(MAX_REQUEST_BYTES - 2),
+        },
+        "" => MAX_REQUEST_BYTES,
+        _ => 1,
+    }
 }
 
-/// The most elements of schema `element` a request can hold (the API server's estimate for
-/// lists and maps without a maximum size): each at its smallest serialized size, plus a comma.
+/// The API server's sizes of serialized values (`k8s.io/apiserver/pkg/cel/limits.go`).
+const MAX_DURATION_JSON: u64 = 32;
+const MAX_DATETIME_JSON: u64 = 32;
+const DATE_JSON: u64 = 12;
+const MIN_DURATION_JSON: u64 = 3;
+const MIN_DATETIME_JSON: u64 = 21;
+
+/// The most times a node of schema `element` can occur in a request where nothing bounds it
+/// (the API server's `MaxCardinality`): each at its smallest serialized size, plus a comma.
 pub fn max_count(element: Option<&Value>) -> u64 {
     MAX_REQUEST_BYTES / (min_serialized_size(element) + 1)
 }
 
+/// The smallest serialized size of a value of `schema` (the API server's
+/// `MinSerializedSize`): `""`, `0`, `true`, `[]`, `{}` plus, for an object, each required
+/// property without a default (its name, quotes, colon and comma, and its own smallest value).
 fn min_serialized_size(schema: Option<&Value>) -> u64 {
-    match schema {
-        Some(s) if schema::is_int_or_string(s) => 1,
-        Some(s) => match schema::type_of(s) {
-            "integer" | "number" => 1,
-            "boolean" => 4,
+    min_size(schema, 0)
+}
+
+fn min_size(schema: Option<&Value>, depth: usize) -> u64 {
+    let Some(s) = schema else {
+        return 1;
+    };
+    if schema::is_int_or_string(s) {
+        return 1;
+    }
+    match schema::type_of(s) {
+        "integer" | "number" => 1,
+        "boolean" => 4,
+        "string" => match s.get("format").and_then(Value::as_str) {
+            Some("duration") => MIN_DURATION_JSON,
+            Some("date") => DATE_JSON,
+            Some("date-time") => MIN_DATETIME_JSON,
             _ => 2,
         },
-        None => 1,
+        "object" if depth < MAX_DEPTH && s.get("additionalProperties").is_none() => {
+            let props = s.get("properties");
+            let required = s.get("required").and_then(Value::as_array);
+            required
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .filter_map(|name| Some((name, props?.get(name)?)))
+                .filter(|(_, prop)| prop.get("default").is_none())
+                .fold(2u64, |acc, (name, prop)| {
+                    acc.saturating_add(name.len() as u64 + 4)
+                        .saturating_add(min_size(Some(prop), depth + 1))
+                })
+        }
+        _ => 2,
     }
 }
 
@@ -216,15 +262,21 @@ impl<'v> Abs<'v> {
     }
 
     /// Field `name` of an object.
+    /// `name` is the field as CEL names it: a declared property is escaped
+    /// (`__namespace__`), see [`super::escaping`].
     fn field(&self, name: &str) -> Abs<'v> {
+        let plain = super::escaping::unescape(name).unwrap_or(std::borrow::Cow::Borrowed(name));
         match self {
-            Abs::Json(values) => {
-                Abs::Json(Rc::new(values.iter().filter_map(|v| v.get(name)).collect()))
-            }
+            Abs::Json(values) => Abs::Json(Rc::new(
+                values
+                    .iter()
+                    .filter_map(|v| v.get(plain.as_ref()).or_else(|| v.get(name)))
+                    .collect(),
+            )),
             Abs::Schema(s) => {
                 let child = s
                     .get("properties")
-                    .and_then(|p| p.get(name))
+                    .and_then(|p| p.get(plain.as_ref()).or_else(|| p.get(name)))
                     .or_else(|| s.get("additionalProperties").filter(|a| a.is_object()));
                 match child {
                     Some(c) => Abs::Schema(c),

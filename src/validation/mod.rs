@@ -16,6 +16,7 @@
 
 mod cel;
 mod cost;
+mod escaping;
 mod formats;
 mod static_cost;
 
@@ -25,13 +26,28 @@ use serde_json::{Map, Value};
 
 use self::cel::{OldSelf, RuleCache, RuleResult};
 use crate::pointer;
+use crate::response::MAX_WARNING_CHARS;
 use crate::schema;
+use crate::text::{self, Part};
 use crate::types::{ErrorKind, FieldError, ValidationOutcome};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ValidateOptions {
     /// Report properties the schema does not know (see `Settings::reject_unknown_fields`).
     pub report_unknown_fields: bool,
+    /// The CRD is one the API server accepted (`schemaSource: cluster`): its rules passed the
+    /// API server's cost estimates when the CRD was written, so every rule is evaluated, none
+    /// refused for its estimate (the per-call limit and the per-object budgets still bound each
+    /// evaluation). An inline CRD (settings `crds`) is estimated as the API server would.
+    pub crd_accepted: bool,
+}
+
+impl ValidateOptions {
+    /// Unknown fields reported, the CRD estimated as the API server would estimate a new one.
+    pub const STRICT: ValidateOptions = ValidateOptions {
+        report_unknown_fields: true,
+        crd_accepted: false,
+    };
 }
 
 /// `minimum` or `maximum` (with its `exclusive…` flag).
@@ -376,10 +392,14 @@ impl<'a> Walker<'a> {
         if depth > MAX_DEPTH {
             if !self.depth_warned {
                 self.depth_warned = true;
-                self.warn(format!(
-                    "crfix: {} is nested more than {MAX_DEPTH} levels deep; not checked below",
-                    pointer::to_field_path(ptr)
-                ));
+                let path = pointer::to_field_path(ptr);
+                let rest =
+                    format!(" is nested more than {MAX_DEPTH} levels deep; not checked below");
+                self.warn(fit(&[
+                    Part::whole("crfix: "),
+                    Part::path(&path, PATH_KEPT),
+                    Part::whole(&rest),
+                ]));
             }
             return;
         }
@@ -558,11 +578,16 @@ impl<'a> Walker<'a> {
         // Matching costs the string's length times the pattern's: past the API server's
         // per-call limit for a CEL `matches`, crfix does not run it (a limit of its own).
         if cost::matches_bound(value, pattern) > cost::PER_CALL_LIMIT {
-            self.warn(format!(
-                "crfix: pattern at {} not checked: the value is too long ({} bytes) to match in time",
-                fp(),
+            let why = format!(
+                ": the value is too long ({} bytes) to match in time",
                 s.len()
-            ));
+            );
+            self.warn(fit(&[
+                Part::whole("crfix: pattern at "),
+                Part::path(&fp(), PATH_KEPT),
+                Part::whole(" not checked"),
+                Part::rest(&why),
+            ]));
             return;
         }
         match self::cel::regex::get(pattern) {
@@ -579,7 +604,15 @@ impl<'a> Walker<'a> {
                     fp()
                 ),
             ),
-            Err(e) => self.warn(format!("crfix: pattern at {} not checked: {e}", fp())),
+            Err(e) => {
+                let why = format!(": {e}");
+                self.warn(fit(&[
+                    Part::whole("crfix: pattern at "),
+                    Part::path(&fp(), PATH_KEPT),
+                    Part::whole(" not checked"),
+                    Part::rest(&why),
+                ]))
+            }
         }
     }
 
@@ -755,6 +788,7 @@ impl<'a> Walker<'a> {
             let mut w = Walker {
                 options: ValidateOptions {
                     report_unknown_fields: false,
+                    ..self.options
                 },
                 errors: Vec::new(),
                 warnings: Vec::new(),
@@ -982,7 +1016,12 @@ impl<'a> Walker<'a> {
             return;
         }
         let mut cache = RuleCache::default();
-        let refused = static_cost::refused_rules(schema, &mut cache);
+        // A CRD the API server accepted passed its cost estimates: nothing to refuse.
+        let refused = if self.options.crd_accepted {
+            static_cost::Refused::default()
+        } else {
+            static_cost::refused_rules(schema, &mut cache)
+        };
         let mut run = CelRun {
             cache,
             refused,
@@ -1003,15 +1042,18 @@ impl<'a> Walker<'a> {
                 if self.full() {
                     return;
                 }
-                if let Some(why) = run.refused.get(site.schema, index) {
-                    self.warn(format!(
-                        "crfix: CEL rule not evaluated, the API server refuses it: {why}"
-                    ));
-                    continue;
-                }
                 let Some(text) = rule.get("rule").and_then(Value::as_str) else {
                     continue;
                 };
+                if let Some((path, why)) = run.refused.get(site.schema, index) {
+                    self.warn(rule_warning(
+                        path,
+                        " not evaluated, the API server refuses it: ",
+                        &rule_error_string(rule, text),
+                        why.strip_prefix("Forbidden: ").unwrap_or(why),
+                    ));
+                    continue;
+                }
                 run.evaluations += 1;
                 if run.evaluations > MAX_CEL_EVALUATIONS {
                     self.warn(format!(
@@ -1040,10 +1082,8 @@ impl<'a> Walker<'a> {
         let compiled = match compiled.as_ref() {
             Ok(c) => c,
             Err(why) => {
-                self.warn(truncate(
-                    &format!("crfix: CEL rule at {fp} not evaluated: {why}"),
-                    300,
-                ));
+                let shown = rule_error_string(rule, text);
+                self.warn(rule_warning(&fp, " not evaluated: ", &shown, why));
                 return Flow::Go;
             }
         };
@@ -1074,10 +1114,7 @@ impl<'a> Walker<'a> {
         let message = match result {
             RuleResult::Pass => return Flow::Go,
             RuleResult::Unsupported(why) => {
-                self.warn(truncate(
-                    &format!("crfix: CEL rule at {fp} not evaluated: {why}"),
-                    300,
-                ));
+                self.warn(rule_warning(&fp, " not evaluated: ", &shown, &why));
                 return Flow::Go;
             }
             RuleResult::Error(e) => self::cel::runtime_error_message(&e, &shown),
@@ -1126,12 +1163,17 @@ impl<'a> Walker<'a> {
         if bound > run.own_budget {
             if !run.own_exhausted {
                 run.own_exhausted = true;
-                self.warn(format!(
-                    "crfix: CEL rules from {} on not evaluated: over crfix's own cost budget \
-                     of {OWN_BUDGET} (the API server's is {})",
-                    pointer::to_field_path(&site.pointer),
+                let path = pointer::to_field_path(&site.pointer);
+                let rest = format!(
+                    " of {OWN_BUDGET} (the API server's is {})",
                     cost::RUNTIME_BUDGET
-                ));
+                );
+                self.warn(fit(&[
+                    Part::whole("crfix: CEL rules from "),
+                    Part::path(&path, PATH_KEPT),
+                    Part::whole(" on not evaluated: over crfix's own cost budget"),
+                    Part::rest(&rest),
+                ]));
             }
             return Some(Flow::Go);
         }
@@ -1189,10 +1231,15 @@ impl<'a> Walker<'a> {
                 Ok(Err(too_expensive)) => return Err(too_expensive),
                 Ok(Ok(Ok(m))) if !m.trim().is_empty() => return Ok(m.trim().to_string()),
                 Ok(Ok(Ok(_))) => {}
-                Ok(Ok(Err(e))) | Err(e) => self.warn(truncate(
-                    &format!("crfix: messageExpression at {fp} not evaluated: {e}"),
-                    300,
-                )),
+                Ok(Ok(Err(e))) | Err(e) => {
+                    let why = format!(": {e}");
+                    self.warn(fit(&[
+                        Part::whole("crfix: messageExpression at "),
+                        Part::path(&fp, PATH_KEPT),
+                        Part::whole(" not evaluated"),
+                        Part::ends(&why, RULE_KEPT),
+                    ]))
+                }
             }
         }
         Ok(rule
@@ -1205,10 +1252,35 @@ impl<'a> Walker<'a> {
     }
 }
 
+/// Characters of a field path's end, and of a rule's message, that a warning keeps however
+/// long the rest (warnings are cut at `MAX_WARNING_CHARS`).
+const PATH_KEPT: usize = 28;
+const RULE_KEPT: usize = 28;
+
+/// `parts` in one warning, at most `MAX_WARNING_CHARS` characters (see [`text::fit`]).
+fn fit(parts: &[Part<'_>]) -> String {
+    text::fit(parts, MAX_WARNING_CHARS)
+}
+
+/// A warning about a CEL rule: `crfix: CEL rule at <path><what><message or rule>: <why>`;
+/// the path's tail and the rule's message survive the cut, `why` is cut first.
+fn rule_warning(path: &str, what: &str, shown: &str, why: &str) -> String {
+    let shown = text::one_line(shown, 300);
+    let why = format!(": {}", text::one_line(why, 300));
+    fit(&[
+        Part::whole("crfix: CEL rule at "),
+        Part::path(path, PATH_KEPT),
+        Part::whole(what),
+        Part::ends(&shown, RULE_KEPT),
+        Part::rest(&why),
+    ])
+}
+
 /// The API server's words when the rules of an object are not evaluated because of other
-/// errors.
+/// errors (less "existing" before "errors", so that `crfix: ` and they fit in one warning's
+/// 120 characters).
 pub const NOT_CHECKED: &str = "some validation rules were not checked because the object was \
-     invalid; correct the existing errors to complete validation";
+     invalid; correct the errors to complete validation";
 
 /// Whether the next rule is evaluated, or none is any more.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

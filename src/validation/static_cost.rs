@@ -3,7 +3,9 @@
 //! run) exceeds `StaticEstimatedCostLimit`, or rules whose total exceeds
 //! `StaticEstimatedCRDCostLimit`, make the API server refuse the CRD. crfix reads such a CRD
 //! (inline in the settings, or installed before the limits existed) but does not evaluate
-//! those rules: a warning names each, in the API server's words.
+//! those rules: a warning names each (its field path and message first, then the API server's
+//! words, as much of them as fits). A CRD read from the cluster is not estimated at all: the
+//! API server accepted it (`ValidateOptions::crd_accepted`).
 
 use std::collections::HashMap;
 
@@ -18,8 +20,8 @@ const MAX_DEPTH: usize = 128;
 /// each at least 1 % of the limit.
 const MOST_EXPENSIVE: usize = 4;
 
-/// A rule of the schema: its node, its index in `x-kubernetes-validations`, where the API
-/// server names it, and its estimated cost.
+/// A rule of the schema: its node, its index in `x-kubernetes-validations`, its node's
+/// field path, and its estimated cost.
 struct RuleCost<'a> {
     node: &'a Value,
     index: usize,
@@ -27,19 +29,30 @@ struct RuleCost<'a> {
     cost: u64,
 }
 
-/// The rules the API server would refuse, by node address and rule index: the API server's
-/// error for each.
+/// The rules the API server would refuse, by node address and rule index: for each, its
+/// node's field path (`spec.rules[*].matches[*]`) and the API server's error.
 #[derive(Default)]
 pub struct Refused {
-    rules: HashMap<(usize, usize), String>,
+    rules: HashMap<(usize, usize), (String, String)>,
 }
 
 impl Refused {
-    /// Why the API server refuses rule `index` of `node`, if it does.
-    pub fn get(&self, node: &Value, index: usize) -> Option<&str> {
+    /// Where rule `index` of `node` is and why the API server refuses it, if it does.
+    pub fn get(&self, node: &Value, index: usize) -> Option<(&str, &str)> {
         self.rules
             .get(&(node as *const Value as usize, index))
-            .map(String::as_str)
+            .map(|(path, why)| (path.as_str(), why.as_str()))
+    }
+
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// Every refusal: field path and the API server's words.
+    #[cfg(test)]
+    pub fn all(&self) -> Vec<(String, String)> {
+        self.rules.values().cloned().collect()
     }
 }
 
@@ -68,7 +81,7 @@ pub fn refused_rules<'a>(root: &'a Value, cache: &mut RuleCache<'a>) -> Refused 
         Some(1),
         &Path {
             parent: None,
-            segment: "openAPIV3Schema",
+            segment: "",
             property: false,
         },
         cache,
@@ -82,7 +95,7 @@ pub fn refused_rules<'a>(root: &'a Value, cache: &mut RuleCache<'a>) -> Refused 
         if rule.cost > cost::STATIC_RULE_LIMIT {
             let message =
                 cost_error_message("estimated rule cost", rule.cost, cost::STATIC_RULE_LIMIT);
-            refused.insert(rule, format!("{}: Forbidden: {message}", rule.path));
+            refused.insert(rule, format!("Forbidden: {message}"));
         }
     }
     if total > cost::STATIC_CRD_LIMIT {
@@ -98,10 +111,12 @@ pub fn refused_rules<'a>(root: &'a Value, cache: &mut RuleCache<'a>) -> Refused 
         );
         for rule in expensive.into_iter().take(MOST_EXPENSIVE) {
             refused.rules.entry(key(rule)).or_insert_with(|| {
-                format!(
-                    "{}: Forbidden: contributed to estimated rule cost total exceeding cost \
-                     limit for entire OpenAPIv3 schema; openAPIV3Schema: Forbidden: {whole}",
-                    rule.path
+                (
+                    rule.path.clone(),
+                    format!(
+                        "Forbidden: contributed to estimated rule cost total exceeding cost \
+                         limit for entire OpenAPIv3 schema; openAPIV3Schema: Forbidden: {whole}"
+                    ),
                 )
             });
         }
@@ -115,29 +130,27 @@ fn key(rule: &RuleCost<'_>) -> (usize, usize) {
 
 impl Refused {
     fn insert(&mut self, rule: &RuleCost<'_>, message: String) {
-        self.rules.insert(key(rule), message);
+        self.rules.insert(key(rule), (rule.path.clone(), message));
     }
 }
 
-/// Where a schema node is, as the API server names it: built into text only for the nodes
-/// that have rules.
+/// Where a schema node is, as a field path (`spec.rules[*].matches[*]`; the root is
+/// `<root>`): built into text only for the nodes that have rules.
 struct Path<'p> {
     parent: Option<&'p Path<'p>>,
     segment: &'p str,
-    /// `properties[<segment>]` rather than the segment itself.
+    /// A property name, rather than `[*]` (list items, map values).
     property: bool,
 }
 
 impl Path<'_> {
     fn render(&self) -> String {
         let mut out = self.parent.map(Path::render).unwrap_or_default();
-        if self.parent.is_some() {
-            out.push('.');
-        }
         if self.property {
-            out.push_str("properties[");
+            if !out.is_empty() {
+                out.push('.');
+            }
             out.push_str(self.segment);
-            out.push(']');
         } else {
             out.push_str(self.segment);
         }
@@ -177,10 +190,15 @@ fn collect<'a>(
             else {
                 continue;
             };
+            let rendered = path.render();
             out.push(RuleCost {
                 node: schema,
                 index,
-                path: format!("{}.x-kubernetes-validations[{index}].rule", path.render()),
+                path: if rendered.is_empty() {
+                    "<root>".to_string()
+                } else {
+                    rendered
+                },
                 cost: one.saturating_mul(times),
             });
         }
@@ -206,11 +224,11 @@ fn collect<'a>(
     }
     if let Some(child) = schema.get("additionalProperties").filter(|a| a.is_object()) {
         let max = schema.get("maxProperties").and_then(Value::as_u64);
-        let p = below("additionalProperties");
+        let p = below("[*]");
         collect(child, times(max), &p, cache, out, depth + 1);
     }
     if let Some(child) = schema.get("items").filter(|i| i.is_object()) {
         let max = schema.get("maxItems").and_then(Value::as_u64);
-        collect(child, times(max), &below("items"), cache, out, depth + 1);
+        collect(child, times(max), &below("[*]"), cache, out, depth + 1);
     }
 }

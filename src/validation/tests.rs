@@ -5,6 +5,7 @@ use crate::fixtures::{ce_v1, ce_v1alpha1, widget_v1};
 
 const OPTS: ValidateOptions = ValidateOptions {
     report_unknown_fields: true,
+    crd_accepted: false,
 };
 
 fn valid_ce() -> Value {
@@ -67,6 +68,15 @@ fn valid_widget() -> Value {
 
 fn run(schema: &Value, object: &Value) -> ValidationOutcome {
     validate(schema, object, None, OPTS)
+}
+
+/// [`run`] with the CRD taken as one the API server accepted (read from the cluster).
+fn run_accepted(schema: &Value, object: &Value) -> ValidationOutcome {
+    let accepted = ValidateOptions {
+        crd_accepted: true,
+        ..OPTS
+    };
+    validate(schema, object, None, accepted)
 }
 
 fn only_error(outcome: &ValidationOutcome) -> &FieldError {
@@ -586,6 +596,7 @@ fn unknown_fields_and_preserve_unknown() {
     );
     let quiet = ValidateOptions {
         report_unknown_fields: false,
+        crd_accepted: false,
     };
     assert!(validate(&widget_v1(), &o, None, quiet).is_valid());
     // Nothing is unknown under x-kubernetes-preserve-unknown-fields, nor in metadata.
@@ -943,7 +954,10 @@ fn the_object_budget_stops_the_rules_in_the_api_servers_words() {
     let s = json!({"type": "object", "properties": {"a": list, "b": list}});
     let item = "a".repeat(890_000);
     let o = json!({"a": vec![item.clone(); 12], "b": [item.clone()]});
-    let outcome = run(&s, &o);
+    // The API server estimates each string at 4 bytes a character (3.8 times its per-rule
+    // limit): taken as a CRD read from the cluster, installed before the limits, so that the
+    // runtime budget is what stops the rules.
+    let outcome = run_accepted(&s, &o);
     // crfix's own, smaller, budget: the rules past it are not evaluated (not an error).
     assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
     assert!(outcome.warnings[0].starts_with("crfix: CEL rules from a[2] on not evaluated"));
@@ -955,10 +969,10 @@ fn the_object_budget_stops_the_rules_in_the_api_servers_words() {
          further validation rules will be run"
     );
     let o = json!({"a": vec![item.clone(); 12], "b": []});
-    assert!(run(&s, &o).is_valid());
+    assert!(run_accepted(&s, &o).is_valid());
     // Within crfix's budget every rule is evaluated.
     let o = json!({"a": [item.clone(), item], "b": ["z"]});
-    let outcome = run(&s, &o);
+    let outcome = run_accepted(&s, &o);
     assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
     assert_eq!(only_error(&outcome).pointer, "/b/0");
 }
@@ -1004,6 +1018,7 @@ fn one_of_any_of_all_of_and_not_as_the_api_servers_validator() {
         None,
         ValidateOptions {
             report_unknown_fields: false,
+            crd_accepted: false,
         },
     );
     assert!(
@@ -1107,37 +1122,47 @@ fn rules_the_api_server_refuses_for_their_estimated_cost_are_not_evaluated() {
     let (s, o) = hostile_list(3, None, failing);
     let outcome = run(&s, &o);
     assert!(outcome.is_valid(), "{outcome:?}");
+    // The warning names the rule's field and the rule (its message when it has one) first;
+    // the API server's words follow as far as 120 characters go.
     assert_eq!(
         outcome.warnings,
         vec![
-            "crfix: CEL rule not evaluated, the API server refuses it: \
-             openAPIV3Schema.properties[spec].properties[list].x-kubernetes-validations[0].rule: \
-             Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try \
+            "crfix: CEL rule at spec.list not evaluated, the API server refuses it: \
+             self.all(x, self.exists(y, y > x))"
+        ]
+    );
+    assert_eq!(
+        refusals(&s),
+        vec![(
+            "spec.list".to_string(),
+            "Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try \
              simplifying the rule, or adding maxItems, maxProperties, and maxLength where \
              arrays, maps, and strings are declared)"
-        ]
+                .to_string()
+        )]
     );
     // With maxItems the estimate is within the limit: the rule runs (and fails).
     let (s, o) = hostile_list(3, Some(100), failing);
     assert_eq!(only_error(&run(&s, &o)).pointer, "/spec/list");
 
-    // A matches rule: a tenth of maxLength times a quarter of the pattern's length.
+    // A matches rule: a tenth of the string's bytes (the API server counts 4 per character
+    // of maxLength) times a quarter of the pattern's length.
     let pattern = "^(a|b|c|d|e|f|g|h|i|j|k|l|m|n|o|p|q|r)+$";
     assert_eq!(pattern.len(), 40);
     let matches = |max_length: u64| {
         json!({"type": "string", "maxLength": max_length,
                "x-kubernetes-validations": [{"rule": format!("self.matches('{pattern}')")}]})
     };
-    let s = json!({"type": "object", "properties": {"a": matches(11_999_999)}});
+    let s = json!({"type": "object", "properties": {"a": matches(2_999_999)}});
     let outcome = run(&s, &json!({"a": "zz"}));
     assert!(outcome.is_valid());
-    assert!(outcome.warnings[0].contains(
-        "properties[a].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds \
-         budget by factor of 1.200000x"
-    ));
+    assert!(outcome.warnings[0].starts_with("crfix: CEL rule at a not evaluated"));
+    assert!(refusals(&s)[0]
+        .1
+        .starts_with("Forbidden: estimated rule cost exceeds budget by factor of 1.200000x"));
     // Eleven rules of 9,500,002 each: each within the limit, their total over the CRD's.
     let props: serde_json::Map<String, Value> = (0..11)
-        .map(|i| (format!("p{i:02}"), matches(9_499_990)))
+        .map(|i| (format!("p{i:02}"), matches(2_374_998)))
         .collect();
     let s = json!({"type": "object", "properties": props});
     let o: serde_json::Map<String, Value> =
@@ -1146,15 +1171,155 @@ fn rules_the_api_server_refuses_for_their_estimated_cost_are_not_evaluated() {
     // The four the API server names are not evaluated; the seven others are (and fail).
     assert_eq!(outcome.errors.len(), 7, "{outcome:?}");
     assert_eq!(outcome.warnings.len(), 4);
+    assert!(outcome
+        .warnings
+        .iter()
+        .all(|w| w.chars().count() <= crate::response::MAX_WARNING_CHARS));
+    let refused = refusals(&s);
+    assert_eq!(refused.len(), 4);
     assert!(
-        outcome.warnings.iter().all(|w| w.contains(
+        refused.iter().all(|(_, w)| w.contains(
             "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire \
          OpenAPIv3 schema; openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule \
          cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.045000x"
         )),
-        "{:?}",
-        outcome.warnings
+        "{refused:?}"
     );
     // The ClusterExtension CRD's rules are all within the limits.
     assert!(run(&ce_v1(), &valid_ce()).warnings.is_empty());
+}
+
+/// The rules of `schema` an inline CRD's estimate refuses: their field paths and the API
+/// server's words.
+fn refusals(schema: &Value) -> Vec<(String, String)> {
+    let mut cache = RuleCache::default();
+    let mut out = static_cost::refused_rules(schema, &mut cache).all();
+    out.sort();
+    out
+}
+
+fn traffic_route() -> Value {
+    crate::fixtures::schema("trafficroutes.routing.fixtures.crfix.dev.yaml", "v1")
+}
+
+/// A parent reference as the API server hands it over, its defaults filled in.
+fn parent(namespace: &str) -> Value {
+    json!({"group": "routing.fixtures.crfix.dev", "kind": "Gateway", "name": "gw",
+           "namespace": namespace})
+}
+
+fn route(spec: Value) -> Value {
+    json!({"apiVersion": "routing.fixtures.crfix.dev/v1", "kind": "TrafficRoute",
+           "metadata": {"name": "r", "namespace": "default"}, "spec": spec})
+}
+
+#[test]
+fn every_rule_of_a_crd_shaped_like_gateway_apis_httproute_is_evaluated() {
+    // Gateway API's HTTPRoute compares its parent references pairwise over a list of 32,
+    // reading `namespace` as CEL's `__namespace__`: within the API server's estimate
+    // (crfix used to look `__namespace__` up as an unknown, unbounded field and refuse both
+    // rules, 32 times over the limit).
+    let s = traffic_route();
+    let spec = json!({
+        "parents": [parent("a"), parent("b")],
+        "hostnames": ["example.com"],
+        "rules": [{
+            "matches": [{"path": {"type": "Prefix", "value": "/api"}}],
+            "filters": [{"type": "Mirror", "mirror": {"fraction": {"numerator": 1, "denominator": 2}}}],
+            "backends": [{"name": "svc", "kind": "Service", "group": "", "port": 80}],
+            "timeouts": {"request": "10s", "backend": "5s"}
+        }]
+    });
+    let outcome = run(&s, &route(spec.clone()));
+    assert!(outcome.is_valid(), "{outcome:#?}");
+    assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+    let mut cache = RuleCache::default();
+    assert!(static_cost::refused_rules(&s, &mut cache).is_empty());
+
+    // The two parent rules run, and `namespace` is what they read: the same parent twice in
+    // one namespace is refused by one of them.
+    let twice = with(spec.clone(), "/parents", json!([parent("a"), parent("a")]));
+    let outcome = run(&s, &route(twice));
+    assert_eq!(
+        only_error(&outcome).message,
+        "Invalid value: \"array\": each parent (with its section) may be named only once"
+    );
+    // The rules deep in lists of lists run too: a path with '//', a backend timeout over the
+    // request's, a Mirror filter with both percent and fraction.
+    for (pointer, value, message) in [
+        (
+            "/rules/0/matches/0/path/value",
+            json!("/a//b"),
+            "an exact or prefix path has no '//'",
+        ),
+        (
+            "/rules/0/timeouts/backend",
+            json!("1m"),
+            "the backend timeout must not exceed the request timeout",
+        ),
+        (
+            "/rules/0/filters/0/mirror/percent",
+            json!(5),
+            "only one of percent or fraction may be set",
+        ),
+    ] {
+        let outcome = run(&s, &route(with(spec.clone(), pointer, value)));
+        assert!(
+            only_error(&outcome).message.ends_with(message),
+            "{pointer}: {outcome:#?}"
+        );
+    }
+}
+
+#[test]
+fn an_inline_crds_truly_too_expensive_rule_is_still_refused_a_cluster_crds_is_evaluated() {
+    // Unique header names, compared lower-cased pairwise under lists of 16 and 64: 16 × 64
+    // evaluations of 16 × 16 comparisons of 1,024-byte strings, far over the API server's
+    // per-rule limit (it would refuse the CRD).
+    let mut s = traffic_route();
+    let headers =
+        "/properties/spec/properties/rules/items/properties/matches/items/properties/headers";
+    s.pointer_mut(headers).expect("headers")["x-kubernetes-validations"] = json!([{
+        "rule": "self.all(a, self.exists_one(b, a.name.lowerAscii() == b.name.lowerAscii()))",
+        "message": "header names are unique"}]);
+    let dup = json!([{"name": "X-A", "value": "1"}, {"name": "x-a", "value": "2"}]);
+    let o = route(json!({"rules": [{"matches": [{"headers": dup}]}]}));
+    let outcome = run(&s, &o);
+    assert!(outcome.is_valid(), "{outcome:#?}");
+    assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
+    assert!(
+        outcome.warnings[0].contains("spec.rules[*].matches[*].headers")
+            && outcome.warnings[0].contains("header names are unique"),
+        "{}",
+        outcome.warnings[0]
+    );
+    // Read from the cluster, the CRD was accepted by the API server (before the limits, or
+    // with its rules unchanged): the rule runs, bounded by the per-call limit and budgets.
+    let outcome = run_accepted(&s, &o);
+    assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+    assert_eq!(
+        only_error(&outcome).message,
+        "Invalid value: \"array\": header names are unique"
+    );
+}
+
+#[test]
+fn properties_named_like_cel_keywords_are_seen_escaped() {
+    let s = json!({"type": "object", "properties": {
+        "namespace": {"type": "string"}, "x-y": {"type": "string"}, "if": {"type": "integer"}},
+        "x-kubernetes-validations": [
+            {"rule": "has(self.__namespace__) && self.__namespace__ == 'a'", "message": "ns"},
+            {"rule": "!has(self.x__dash__y) || self.x__dash__y.size() < 3", "message": "xy"},
+            {"rule": "!has(self.__if__) || self.__if__ > 0", "message": "if"}]});
+    assert!(run(&s, &json!({"namespace": "a", "x-y": "ab", "if": 1})).is_valid());
+    let outcome = run(&s, &json!({"namespace": "b", "x-y": "abc", "if": 0}));
+    let messages: Vec<&str> = outcome.errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "Invalid value: \"object\": ns",
+            "Invalid value: \"object\": xy",
+            "Invalid value: \"object\": if"
+        ]
+    );
 }

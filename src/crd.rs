@@ -2,8 +2,14 @@
 //! and `served` flag; the schema of the matching version is left unparsed. Used
 //! by the settings (inline CRDs are checked when the policy loads) and by the schema source.
 
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::schema_view::{self, TouchedBy};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SchemaError {
@@ -151,4 +157,320 @@ pub(crate) fn schema_of<'a>(
         });
     }
     Ok(raw)
+}
+
+/// The `openAPIV3Schema` of `version`, narrowed to what `values` touch ([`schema_view`]), in one
+/// pass over the CRD document: the version is found and its schema narrowed while the text is
+/// read (a version's `name` comes before its `schema` in what the API server serves and in
+/// sorted JSON; otherwise the schema's text is narrowed once the name is known). The same
+/// errors as [`schema_of`].
+pub(crate) fn touched_schema(
+    crd: &str,
+    document: &str,
+    version: &str,
+    values: &[&Value],
+) -> Result<Value, SchemaError> {
+    let malformed = |message: String| SchemaError::Malformed {
+        crd: crd.to_string(),
+        message,
+    };
+    let mut de = serde_json::Deserializer::from_str(document);
+    let found = Document { version, values }
+        .deserialize(&mut de)
+        .and_then(|found| de.end().map(|()| found))
+        .map_err(|e| malformed(e.to_string()))?;
+    let Some(versions) = found else {
+        return Err(malformed("spec is missing".into()));
+    };
+    let Some(wanted) = versions.into_iter().find(|v| v.name == version) else {
+        return Err(SchemaError::VersionNotServed {
+            crd: crd.to_string(),
+            version: version.to_string(),
+        });
+    };
+    if !wanted.served {
+        return Err(SchemaError::VersionNotServed {
+            crd: crd.to_string(),
+            version: version.to_string(),
+        });
+    }
+    match wanted.schema {
+        Some(schema) if schema.is_object() => Ok(schema),
+        Some(Value::Null) | None => Err(SchemaError::NoSchema(crd.to_string())),
+        Some(_) => Err(malformed("openAPIV3Schema is not an object".into())),
+    }
+}
+
+/// A version as the one pass found it: its schema only if it is the wanted one.
+struct FoundVersion {
+    name: String,
+    served: bool,
+    schema: Option<Value>,
+}
+
+/// The CRD document: `spec.versions`, or `None` without a `spec`.
+struct Document<'a> {
+    version: &'a str,
+    values: &'a [&'a Value],
+}
+
+impl<'de> DeserializeSeed<'de> for Document<'_> {
+    type Value = Option<Vec<FoundVersion>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Document<'_> {
+    type Value = Option<Vec<FoundVersion>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a CustomResourceDefinition")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut versions = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "spec" {
+                versions = Some(map.next_value_seed(Spec {
+                    version: self.version,
+                    values: self.values,
+                })?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(versions)
+    }
+}
+
+struct Spec<'a> {
+    version: &'a str,
+    values: &'a [&'a Value],
+}
+
+impl<'de> DeserializeSeed<'de> for Spec<'_> {
+    type Value = Vec<FoundVersion>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Spec<'_> {
+    type Value = Vec<FoundVersion>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a CustomResourceDefinition's spec")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut versions = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "versions" {
+                versions = map.next_value_seed(Versions {
+                    version: self.version,
+                    values: self.values,
+                })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(versions)
+    }
+}
+
+struct Versions<'a> {
+    version: &'a str,
+    values: &'a [&'a Value],
+}
+
+impl<'de> DeserializeSeed<'de> for Versions<'_> {
+    type Value = Vec<FoundVersion>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Versions<'_> {
+    type Value = Vec<FoundVersion>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of versions")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut found = Vec::new();
+        while let Some(v) = seq.next_element_seed(Version {
+            version: self.version,
+            values: self.values,
+        })? {
+            found.push(v);
+        }
+        Ok(found)
+    }
+}
+
+struct Version<'a> {
+    version: &'a str,
+    values: &'a [&'a Value],
+}
+
+impl<'de> DeserializeSeed<'de> for Version<'_> {
+    type Value = FoundVersion;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Version<'_> {
+    type Value = FoundVersion;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a version")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut name: Option<String> = None;
+        let mut served = false;
+        let mut schema = None;
+        // The schema's text, when it came before the version's name.
+        let mut deferred: Option<&'de RawValue> = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "name" => name = Some(map.next_value()?),
+                "served" => served = map.next_value()?,
+                "schema" => match name.as_deref() {
+                    Some(n) if n == self.version => {
+                        schema = map.next_value_seed(VersionSchema(self.values))?;
+                    }
+                    Some(_) => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                    None => deferred = Some(map.next_value()?),
+                },
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let name = name.unwrap_or_default();
+        if let Some(raw) = deferred.filter(|_| name == self.version) {
+            let light: LightSchema = serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
+            schema = match light.open_api_v3_schema {
+                Some(text) => Some(
+                    schema_view::touched_by(text.get(), self.values).map_err(de::Error::custom)?,
+                ),
+                None => None,
+            };
+        }
+        Ok(FoundVersion {
+            name,
+            served,
+            schema,
+        })
+    }
+}
+
+/// A version's `schema`: its `openAPIV3Schema`, narrowed.
+struct VersionSchema<'a>(&'a [&'a Value]);
+
+impl<'de> DeserializeSeed<'de> for VersionSchema<'_> {
+    type Value = Option<Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for VersionSchema<'_> {
+    type Value = Option<Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a version's schema")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut schema = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "openAPIV3Schema" {
+                schema = Some(map.next_value_seed(TouchedBy(self.0))?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(schema)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn crd(versions: Value) -> String {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "spec": {"group": "example.com", "names": {"kind": "Thing", "plural": "things"},
+                        "versions": versions}})
+        .to_string()
+    }
+
+    fn schema() -> Value {
+        json!({"type": "object", "description": "d", "properties": {
+            "spec": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}}}})
+    }
+
+    #[test]
+    fn the_one_pass_finds_the_version_whatever_the_key_order() {
+        let object = json!({"spec": {"a": "x"}});
+        let expected = schema_view::touched_by(&schema().to_string(), &[&object]).unwrap();
+        let sorted = crd(json!([
+            {"name": "v1", "served": true, "schema": {"openAPIV3Schema": schema()}},
+            {"name": "v2", "served": true, "schema": {"openAPIV3Schema": {"type": "string"}}}]));
+        assert_eq!(
+            touched_schema("things.example.com", &sorted, "v1", &[&object]).unwrap(),
+            expected
+        );
+        // The schema before the name: its text is narrowed once the name is known.
+        let schema_first = sorted.replace(r#"{"name":"v1","schema":"#, r#"{"schema":"#);
+        let schema_first =
+            schema_first.replacen(r#","served":true}"#, r#","name":"v1","served":true}"#, 1);
+        assert!(
+            schema_first.find(r#""schema""#) < schema_first.find(r#""name":"v1""#),
+            "{schema_first}"
+        );
+        assert_eq!(
+            touched_schema("things.example.com", &schema_first, "v1", &[&object]).unwrap(),
+            expected
+        );
+    }
+
+    #[test]
+    fn the_one_pass_fails_as_the_light_read_does() {
+        let object = json!({});
+        let document = crd(json!([
+            {"name": "v1", "served": false, "schema": {"openAPIV3Schema": schema()}},
+            {"name": "v2", "served": true},
+            {"name": "v3", "served": true, "schema": {"openAPIV3Schema": "text"}}]));
+        for version in ["v1", "v2", "v3", "v9"] {
+            let light = parse_light(&document).unwrap();
+            let expected = schema_of(light.spec.as_ref().unwrap(), version).unwrap_err();
+            assert_eq!(
+                touched_schema("things.example.com", &document, version, &[&object]).unwrap_err(),
+                expected,
+                "{version}"
+            );
+        }
+        assert!(matches!(
+            touched_schema("things.example.com", r#"{"kind":"x"}"#, "v1", &[&object]),
+            Err(SchemaError::Malformed { .. })
+        ));
+        assert!(matches!(
+            touched_schema("things.example.com", "{not json", "v1", &[&object]),
+            Err(SchemaError::Malformed { .. })
+        ));
+    }
 }

@@ -7,7 +7,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 pub use crate::crd::SchemaError;
-use crate::crd::{check_light, crd_name, parse_light, schema_of};
+use crate::crd::{check_light, crd_name, parse_light, schema_of, touched_schema};
 use crate::host::{GetResourceRequest, Host};
 use crate::request::AdmissionRequest;
 use crate::schema_view;
@@ -20,15 +20,18 @@ use crate::settings::{SchemaSourceKind, Settings};
 pub struct RawSchema {
     crd: String,
     document: String,
-    schema: Range<usize>,
+    schema: Located,
+}
+
+#[derive(Debug)]
+enum Located {
+    /// Found already (an inline CRD is read to match the request's kind): its text's range.
+    At(Range<usize>),
+    /// Not read yet (a CRD from the cluster): the version whose schema it is.
+    Version(String),
 }
 
 impl RawSchema {
-    /// The schema's JSON text (the range of the `RawValue` it was read as).
-    fn text(&self) -> &str {
-        &self.document[self.schema.clone()]
-    }
-
     fn malformed(&self, e: serde_json::Error) -> SchemaError {
         SchemaError::Malformed {
             crd: self.crd.clone(),
@@ -38,12 +41,33 @@ impl RawSchema {
 
     /// The whole `openAPIV3Schema`.
     pub fn full(&self) -> Result<Value, SchemaError> {
-        serde_json::from_str(self.text()).map_err(|e| self.malformed(e))
+        match &self.schema {
+            Located::At(range) => {
+                serde_json::from_str(&self.document[range.clone()]).map_err(|e| self.malformed(e))
+            }
+            Located::Version(version) => {
+                let crd =
+                    parse_light(&self.document).map_err(|message| SchemaError::Malformed {
+                        crd: self.crd.clone(),
+                        message,
+                    })?;
+                let spec = crd.spec.as_ref().ok_or_else(|| SchemaError::Malformed {
+                    crd: self.crd.clone(),
+                    message: "spec is missing".into(),
+                })?;
+                let raw = schema_of(spec, version)?;
+                serde_json::from_str(raw.get()).map_err(|e| self.malformed(e))
+            }
+        }
     }
 
     /// The part of the schema that `values` touch (see [`schema_view`]).
     pub fn touched_by(&self, values: &[&Value]) -> Result<Value, SchemaError> {
-        schema_view::touched_by(self.text(), values).map_err(|e| self.malformed(e))
+        match &self.schema {
+            Located::At(range) => schema_view::touched_by(&self.document[range.clone()], values)
+                .map_err(|e| self.malformed(e)),
+            Located::Version(version) => touched_schema(&self.crd, &self.document, version, values),
+        }
     }
 }
 
@@ -79,7 +103,7 @@ pub fn load_raw(
     }
 }
 
-/// A CRD document and the range of its schema for `version` (checked to be an object).
+/// An inline CRD document and the range of its schema for `version`.
 fn raw_schema(document: String, version: &str) -> Result<RawSchema, SchemaError> {
     let crd = parse_light(&document).map_err(|message| SchemaError::Malformed {
         crd: String::new(),
@@ -91,7 +115,7 @@ fn raw_schema(document: String, version: &str) -> Result<RawSchema, SchemaError>
     })?;
     let raw = schema_of(spec, version)?;
     let start = raw.get().as_ptr() as usize - document.as_ptr() as usize;
-    let schema = start..start + raw.get().len();
+    let schema = Located::At(start..start + raw.get().len());
     let crd = crd_name(spec);
     Ok(RawSchema {
         crd,
@@ -182,11 +206,11 @@ fn cluster_schema(
         crd: name.clone(),
         message: format!("the answer is not UTF-8: {}", e.utf8_error()),
     })?;
-    raw_schema(document, version).map_err(|e| match e {
-        SchemaError::Malformed { crd, message } if crd.is_empty() => {
-            SchemaError::Malformed { crd: name, message }
-        }
-        e => e,
+    // Read in one pass when the object is validated ([`RawSchema::touched_by`]).
+    Ok(RawSchema {
+        crd: name,
+        document,
+        schema: Located::Version(version.to_string()),
     })
 }
 

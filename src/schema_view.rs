@@ -41,6 +41,23 @@ pub fn touched_by(schema: &str, values: &[&Value]) -> serde_json::Result<Value> 
     narrow(schema, values, false, 0).map(|n| n.value)
 }
 
+/// [`touched_by`] as a seed, for a schema met while reading a larger document (the CRD).
+pub struct TouchedBy<'v>(pub &'v [&'v Value]);
+
+impl<'de> DeserializeSeed<'de> for TouchedBy<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        Node {
+            values: self.0,
+            whole: false,
+            depth: 0,
+        }
+        .deserialize(deserializer)
+        .map(|n| n.value)
+    }
+}
+
 /// A property left out, by its path from the node that left it out (`properties`, the name;
 /// `items`, `properties`, the name; …), with its text: an ancestor that turns out to carry
 /// CEL rules (the key may come after `properties`) or list-map keys puts it back.
@@ -565,10 +582,17 @@ mod tests {
                     .expect("apiVersion");
                 let full = crate::fixtures::schema(&fixture, version);
                 let text = full.to_string();
+                let document = crate::fixtures::crd_json(&fixture);
                 let old = case.get("oldObject").filter(|o| o.is_object());
                 for variant in variants(object) {
                     let values: Vec<&Value> = std::iter::once(&variant).chain(old).collect();
                     let view = touched_by(&text, &values).expect("view");
+                    // The same view read straight from the CRD document, as from the cluster.
+                    assert_eq!(
+                        crate::crd::touched_schema(crd, &document, version, &values)
+                            .expect("view from the document"),
+                        view
+                    );
                     for options in [
                         ValidateOptions::STRICT,
                         ValidateOptions {

@@ -134,11 +134,15 @@ fn structure_deleted(
     candidate: &Value,
 ) -> Option<Violation> {
     let before = before?;
+    let list_entry = pointer::split_last(path)
+        .is_some_and(|(_, token)| !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()));
     let deleted = match (before, after) {
         (Value::Object(map), None) => !map.is_empty(),
         (Value::Array(items), None) => !items.is_empty(),
+        // A list entry the user wrote, a scalar one too (`healthChecks: ["podinfo"]` → `[]`).
+        (_, None) => list_entry,
         (Value::Array(old), Some(Value::Array(new))) => {
-            old.iter().any(|o| o.is_object() && !new.contains(o)) && new.len() < old.len()
+            old.iter().any(|o| !new.contains(o)) && new.len() < old.len()
         }
         (Value::Object(old), Some(Value::Object(new))) => {
             // Only keys the schema declares: unknown keys are moved or pruned by their own rules.
@@ -463,6 +467,15 @@ mod tests {
         let moved =
             object(json!({"backends": [], "selector": {"matchLabels": {}}, "x": {"name": "web"}}));
         assert!(meaning_kept(&s, &given, &moved).is_empty());
+        // A scalar list entry too: a name the user listed is not dropped to make it valid.
+        let given = object(json!({"names": ["podinfo"]}));
+        let v = meaning_kept(&s, &given, &object(json!({"names": []})));
+        assert_eq!(v.len(), 1, "{v:?}");
+        let given = object(json!({"names": ["a", "b"]}));
+        assert_eq!(meaning_kept(&s, &given, &object(json!({"names": ["a"]}))).len(), 1);
+        // A duplicate removed: the value is still there.
+        let given = object(json!({"names": ["a", "a"]}));
+        assert!(meaning_kept(&s, &given, &object(json!({"names": ["a"]}))).is_empty());
     }
 
     #[test]

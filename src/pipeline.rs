@@ -12,9 +12,9 @@ use crate::host::{Host, LogLevel};
 use crate::llm::{self, LlmOutcome};
 use crate::repair::{self, RepairContext, RepairOutcome};
 use crate::request::{self, AdmissionRequest};
-use crate::response::{self, Findings, Outcome, Repair};
+use crate::response::{self, Disposition, Findings, Outcome, Repair};
 use crate::schema_source::{self, RawSchema, SchemaError};
-use crate::settings::{Mode, SchemaSourceKind, Settings, UncertainFixes};
+use crate::settings::{Fallback, Mode, OnManaged, SchemaSourceKind, Settings, UncertainFixes};
 use crate::types::FieldError;
 use crate::validation::{self, ValidateOptions};
 
@@ -39,6 +39,17 @@ fn evaluate_request(request: &AdmissionRequest, settings: Settings, host: &dyn H
 fn flow(request: &AdmissionRequest, mut settings: Settings, host: &dyn Host) -> Stage<Outcome> {
     let object = object_to_check(request)?;
     let what = describe(request, object);
+    let audit = request.is_audit();
+    if audit {
+        // A background audit reports the stored object: nothing is changed (policy-server
+        // ignores an audit's patch), no LLM budget is spent, and an invalid object is a
+        // failed check, with the fix the rules find proposed in the report's message.
+        if settings.mode == Mode::Fix {
+            settings.mode = Mode::Suggest;
+        }
+        settings.llm.enabled = false;
+        settings.on_unfixable = Fallback::Reject;
+    }
     let raw = load_schema(&mut settings, request, host, &what)?;
     let settings = &settings;
     let options = ValidateOptions {
@@ -94,7 +105,27 @@ fn flow(request: &AdmissionRequest, mut settings: Settings, host: &dyn Host) -> 
             }));
         }
     };
-    if applied {
+    let managed = managed_by(object, &settings.git_ops.managed_by).map(|by| {
+        format!(
+            "{what} is managed by GitOps ({by}): a change made here would differ from Git; \
+             make the fix in the repository"
+        )
+    });
+    let managed = if audit {
+        Some(
+            "this is a background audit of the stored object, which is reported, never changed"
+                .to_string(),
+        )
+    } else {
+        managed
+    };
+    let disposition = match (applied, managed, settings.git_ops.on_managed) {
+        (true, None, _) | (true, Some(_), OnManaged::Mutate) => Disposition::Applied,
+        (true, Some(held), OnManaged::Suggest) => Disposition::Proposed { held: Some(held) },
+        (true, Some(held), OnManaged::Warn) => Disposition::Reported { held },
+        (false, held, _) => Disposition::Proposed { held },
+    };
+    if disposition == Disposition::Applied {
         host.log(
             LogLevel::Info,
             &format!(
@@ -107,7 +138,17 @@ fn flow(request: &AdmissionRequest, mut settings: Settings, host: &dyn Host) -> 
     Ok(Outcome::Repaired {
         findings,
         repair,
-        applied,
+        disposition,
+    })
+}
+
+/// The first of `keys` that the object carries as a label or an annotation, named
+/// (`annotation argocd.argoproj.io/tracking-id`).
+fn managed_by(object: &Value, keys: &[String]) -> Option<String> {
+    ["labels", "annotations"].into_iter().find_map(|field| {
+        let map = object.get("metadata")?.get(field)?.as_object()?;
+        let key = keys.iter().find(|k| map.contains_key(k.as_str()))?;
+        Some(format!("{} {key}", field.trim_end_matches('s')))
     })
 }
 

@@ -30,6 +30,8 @@ pub struct GroupVersionResource {
 #[serde(rename_all = "camelCase")]
 pub struct AdmissionRequest {
     #[serde(default)]
+    pub uid: String,
+    #[serde(default)]
     pub kind: GroupVersionKind,
     #[serde(default)]
     pub resource: GroupVersionResource,
@@ -59,6 +61,23 @@ pub struct UserInfo {
 impl AdmissionRequest {
     pub fn is_update(&self) -> bool {
         self.operation == "UPDATE"
+    }
+
+    /// A request of Kubewarden's background audit (its audit scanner): the stored object,
+    /// sent as a CREATE whose uid is the object's own and with no user. The API server never
+    /// sends a mutating webhook such a CREATE: the object's uid is assigned after mutation, and
+    /// every request names the user who made it.
+    pub fn is_audit(&self) -> bool {
+        let object_uid = self
+            .object
+            .as_ref()
+            .and_then(|o| o.pointer("/metadata/uid"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        self.operation == "CREATE"
+            && !object_uid.is_empty()
+            && self.uid == object_uid
+            && self.user_info.username.is_empty()
     }
 }
 

@@ -53,12 +53,25 @@ pub enum Outcome {
         refused: Vec<String>,
         fallback: Fallback,
     },
-    /// A valid, guardrail-clean repair: proposed (`mode: suggest`) or applied (`mode: fix`).
+    /// A valid, guardrail-clean repair: applied, proposed, or reported with the object
+    /// accepted unchanged.
     Repaired {
         findings: Findings,
         repair: Repair,
-        applied: bool,
+        disposition: Disposition,
     },
+}
+
+/// What becomes of a repair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disposition {
+    /// The object is mutated (`mode: fix`, a certain fix or `uncertainFixes: apply`).
+    Applied,
+    /// Rejected with the fix spelled out; `held` says why it was not made when that is not
+    /// the fix's own uncertainty or `mode: suggest` (e.g. the object is managed by GitOps).
+    Proposed { held: Option<String> },
+    /// Accepted unchanged, the fix in the warnings (`gitOps.onManaged: warn`).
+    Reported { held: String },
 }
 
 /// What validation found, and what the LLM stage adds to the audit trail.
@@ -135,8 +148,8 @@ pub fn respond(outcome: Outcome) -> ValidationResponse {
         Outcome::Repaired {
             findings,
             repair,
-            applied,
-        } => repaired(findings, repair, applied),
+            disposition,
+        } => repaired(findings, repair, disposition),
     }
 }
 
@@ -197,7 +210,11 @@ fn unfixable(
     }
 }
 
-fn repaired(mut findings: Findings, repair: Repair, applied: bool) -> ValidationResponse {
+fn repaired(
+    mut findings: Findings,
+    repair: Repair,
+    disposition: Disposition,
+) -> ValidationResponse {
     let source = source_label(&repair.changes);
     let mut pairs = vec![
         (AUDIT_SOURCE, source.to_string()),
@@ -205,11 +222,23 @@ fn repaired(mut findings: Findings, repair: Repair, applied: bool) -> Validation
     ];
     pairs.extend(findings.llm_pairs());
     let mut warnings = std::mem::take(&mut findings.initial.warnings);
-    if !applied {
-        pairs.push((AUDIT_OUTCOME, "suggested".into()));
-        let message = proposal_message(&findings, &repair);
-        warnings.extend(suggestion_warnings(&repair.changes));
-        return reject(message, CODE_INVALID, warnings, audit(&pairs));
+    match disposition {
+        Disposition::Applied => {}
+        Disposition::Proposed { held } => {
+            pairs.push((AUDIT_OUTCOME, "suggested".into()));
+            let message = proposal_message(&findings, &repair, held.as_deref());
+            warnings.extend(suggestion_warnings(&repair.changes));
+            return reject(message, CODE_INVALID, warnings, audit(&pairs));
+        }
+        Disposition::Reported { held } => {
+            pairs.push((AUDIT_OUTCOME, "reported".into()));
+            warnings.push(fit(
+                &[Part::whole("crfix: not changed: "), Part::rest(&held)],
+                MAX_WARNING_CHARS,
+            ));
+            warnings.extend(suggestion_warnings(&repair.changes));
+            return accept_with_audit(warnings, audit(&pairs));
+        }
     }
     pairs.push((AUDIT_OUTCOME, "fixed".into()));
     warnings.extend(
@@ -236,15 +265,19 @@ const MAX_PROPOSAL_ERRORS_BYTES: usize = 700;
 /// A rejection that spells out the fix crfix did not make: why not, each change with the
 /// value it replaces (the user's own words), the JSON Patch and how to apply it to the
 /// manifest, and the other fixes that fit.
-fn proposal_message(findings: &Findings, repair: &Repair) -> String {
+fn proposal_message(findings: &Findings, repair: &Repair, held: Option<&str>) -> String {
     let errors = truncate_bytes(
         &invalid_message(&findings.headline, &findings.initial.errors),
         MAX_PROPOSAL_ERRORS_BYTES,
     );
-    let why = if repair.doubts.is_empty() {
-        "mode is suggest".to_string()
-    } else {
-        format!("it is not certain of the fix: {}", repair.doubts.join("; "))
+    let why = match held {
+        Some(held) if repair.doubts.is_empty() => held.to_string(),
+        Some(held) => format!(
+            "{held}, and it is not certain of the fix: {}",
+            repair.doubts.join("; ")
+        ),
+        None if repair.doubts.is_empty() => "mode is suggest".to_string(),
+        None => format!("it is not certain of the fix: {}", repair.doubts.join("; ")),
     };
     let changes: Vec<String> = repair.changes.iter().map(proposed_change).collect();
     let mut message = format!(

@@ -182,17 +182,45 @@ fn cluster_schema(
     group: &str,
     version: &str,
 ) -> Result<RawSchema, SchemaError> {
-    let name = format!("{}.{group}", request.resource.resource);
-    if request.resource.resource.is_empty() || group.is_empty() {
+    let resource = request.resource.resource.as_str();
+    if resource.is_empty() || group.is_empty() {
         return Err(SchemaError::NotFound(format!(
-            "{name} (the request names no resource and group; core kinds have no CRD)"
+            "{resource}.{group} (the request names no resource and group; core kinds have no CRD)"
         )));
     }
+    // Kubewarden's audit scanner puts the kind where the resource (the plural) belongs: the
+    // CRD is then looked up under the kind's regular plurals, in order.
+    let plurals = if resource == request.kind.kind {
+        regular_plurals(resource)
+    } else {
+        vec![resource.to_string()]
+    };
+    let mut not_found = None;
+    for plural in plurals {
+        let name = format!("{plural}.{group}");
+        match read_crd(host, &name) {
+            Ok(document) => {
+                // Read in one pass when the object is validated ([`RawSchema::touched_by`]).
+                return Ok(RawSchema {
+                    crd: name,
+                    document,
+                    schema: Located::Version(version.to_string()),
+                });
+            }
+            Err(SchemaError::NotFound(e)) => not_found = Some(SchemaError::NotFound(e)),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(not_found.unwrap_or_else(|| SchemaError::NotFound(format!("{resource}.{group}"))))
+}
+
+/// The CRD document `name`, read through policy-server.
+fn read_crd(host: &dyn Host, name: &str) -> Result<String, SchemaError> {
     let answer = host
         .get_resource(&GetResourceRequest {
             api_version: "apiextensions.k8s.io/v1".into(),
             kind: "CustomResourceDefinition".into(),
-            name: name.clone(),
+            name: name.to_string(),
             namespace: None,
             disable_cache: false,
             field_masks: Some(vec![
@@ -201,17 +229,31 @@ fn cluster_schema(
                 "spec.versions".into(),
             ]),
         })
-        .map_err(|message| host_error(&name, message))?;
-    let document = String::from_utf8(answer).map_err(|e| SchemaError::Malformed {
-        crd: name.clone(),
+        .map_err(|message| host_error(name, message))?;
+    String::from_utf8(answer).map_err(|e| SchemaError::Malformed {
+        crd: name.to_string(),
         message: format!("the answer is not UTF-8: {}", e.utf8_error()),
-    })?;
-    // Read in one pass when the object is validated ([`RawSchema::touched_by`]).
-    Ok(RawSchema {
-        crd: name,
-        document,
-        schema: Located::Version(version.to_string()),
     })
+}
+
+/// The plurals a CRD's `names.plural` is usually made of from its kind: `Policy` →
+/// `policies`, `Ingress` → `ingresses`, `ClusterExtension` → `clusterextensions`.
+fn regular_plurals(kind: &str) -> Vec<String> {
+    let lower = kind.to_ascii_lowercase();
+    let mut plurals = Vec::new();
+    if let Some(stem) = lower.strip_suffix('y') {
+        if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) {
+            plurals.push(format!("{stem}ies"));
+        }
+    }
+    if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|end| lower.ends_with(end))
+    {
+        plurals.push(format!("{lower}es"));
+    }
+    plurals.push(format!("{lower}s"));
+    plurals
 }
 
 /// A failed host call: `NotFound` when the API server said 404, else `HostCall`.
@@ -399,6 +441,55 @@ mod tests {
         assert_eq!(seen[0].api_version, "apiextensions.k8s.io/v1");
         assert_eq!(seen[0].namespace, None);
         assert!(!seen[0].disable_cache);
+    }
+
+    #[test]
+    fn regular_plurals_of_a_kind() {
+        assert_eq!(regular_plurals("ClusterExtension"), ["clusterextensions"]);
+        assert_eq!(regular_plurals("Policy"), ["policies", "policys"]);
+        assert_eq!(regular_plurals("Gateway"), ["gateways"]);
+        assert_eq!(regular_plurals("Ingress"), ["ingresses", "ingresss"]);
+        assert_eq!(regular_plurals("Mailbox"), ["mailboxes", "mailboxs"]);
+    }
+
+    #[test]
+    fn an_audit_request_names_the_kind_as_resource_and_the_crd_is_found_by_its_plural() {
+        // Kubewarden's audit scanner sets resource.resource to the kind.
+        let mut request = ce("v1");
+        request.resource.resource = "ClusterExtension".into();
+        let crd = fixture_json("clusterextensions.olm.operatorframework.io.v1.yaml");
+        let seen = RefCell::new(Vec::new());
+        let host = FnHost(|r: &GetResourceRequest| {
+            seen.borrow_mut().push(r.name.clone());
+            if r.name == "clusterextensions.olm.operatorframework.io" {
+                Ok(crd.clone().into_bytes())
+            } else {
+                Err(format!("{} not found: NotFound", r.name))
+            }
+        });
+        let schema = load_schema(&Settings::default(), &request, &host).unwrap();
+        assert!(schema.pointer("/properties/spec").is_some());
+        assert_eq!(
+            *seen.borrow(),
+            ["clusterextensions.olm.operatorframework.io"]
+        );
+        // No plural found: the last "not found" is the answer.
+        request.kind.kind = "Policy".into();
+        request.resource.resource = "Policy".into();
+        seen.borrow_mut().clear();
+        assert_eq!(
+            load_schema(&Settings::default(), &request, &host),
+            Err(SchemaError::NotFound(
+                "policys.olm.operatorframework.io".into()
+            ))
+        );
+        assert_eq!(
+            *seen.borrow(),
+            [
+                "policies.olm.operatorframework.io",
+                "policys.olm.operatorframework.io"
+            ]
+        );
     }
 
     #[test]

@@ -56,6 +56,50 @@ pub enum Fallback {
     Reject,
 }
 
+/// What `mode: fix` does with a repair of an object a GitOps tool manages (docs/gitops.md): a
+/// change in the cluster would differ from Git for good (Argo CD shows OutOfSync and may
+/// re-apply the broken manifest, Flux reports drift).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OnManaged {
+    /// Reject with the fix spelled out, to be made in the repository.
+    #[default]
+    Suggest,
+    /// Accept the object unchanged; the fix is in the warnings (the API server still
+    /// validates the object against its CRD).
+    Warn,
+    /// Repair in the cluster as for any other object.
+    Mutate,
+}
+
+/// Objects that GitOps tools apply from Git, by the labels or annotations that track them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GitOpsSettings {
+    /// Label or annotation keys: an object that has any of them is managed.
+    pub managed_by: Vec<String>,
+    pub on_managed: OnManaged,
+}
+
+impl Default for GitOpsSettings {
+    fn default() -> Self {
+        GitOpsSettings {
+            managed_by: [
+                // Argo CD: annotation tracking, and its default tracking label (which Helm
+                // sets too: a Helm release re-applies its manifests as well).
+                "argocd.argoproj.io/tracking-id",
+                "app.kubernetes.io/instance",
+                // Flux: kustomize-controller and helm-controller.
+                "kustomize.toolkit.fluxcd.io/name",
+                "helm.toolkit.fluxcd.io/name",
+            ]
+            .map(String::from)
+            .to_vec(),
+            on_managed: OnManaged::Suggest,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct LlmSettings {
@@ -148,6 +192,10 @@ pub struct Settings {
     pub reject_unknown_fields: bool,
     #[serde(deserialize_with = "object")]
     pub llm: LlmSettings,
+    /// Objects that Argo CD or Flux manage: a fix is proposed for the repository, not made in
+    /// the cluster (by default).
+    #[serde(rename = "gitOps", deserialize_with = "object")]
+    pub git_ops: GitOpsSettings,
 }
 
 /// A value that may only be given as a JSON object. serde reads a struct from an array too,
@@ -201,6 +249,7 @@ impl Default for Settings {
             restore_immutable: true,
             reject_unknown_fields: true,
             llm: LlmSettings::default(),
+            git_ops: GitOpsSettings::default(),
         }
     }
 }
@@ -252,6 +301,13 @@ impl Settings {
         }
         for p in &self.llm.verbatim_paths {
             check_pointer("llm.verbatimPaths", p)?;
+        }
+        for key in &self.git_ops.managed_by {
+            if key.is_empty() || key.len() > 316 || key.chars().any(char::is_whitespace) {
+                return Err(format!(
+                    "gitOps.managedBy: {key:?} is not a label or annotation key"
+                ));
+            }
         }
         if self.max_patch_operations == 0 || self.max_patch_operations > 1000 {
             return Err("maxPatchOperations: must be between 1 and 1000".into());

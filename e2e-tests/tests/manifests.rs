@@ -735,7 +735,8 @@ fn cluster_admission_policy_cannot_lock_the_cluster() {
     let spec = &cap["spec"];
     assert_eq!(spec["failurePolicy"], "Ignore");
     assert_eq!(spec["mutating"], true);
-    assert_eq!(spec["backgroundAudit"], false);
+    // Audit requests are answered without a change and without the LLM (gitops_audit.rs).
+    assert_eq!(spec["backgroundAudit"], true);
     let timeout = spec["timeoutSeconds"].as_u64().unwrap();
     let eval = spec["timeoutEvalSeconds"].as_u64().unwrap();
     assert!(
@@ -1002,7 +1003,7 @@ fn policy_server_example_matches_config() {
 fn metadata_and_artifacthub_agree() {
     let meta = metadata();
     assert_eq!(meta["mutating"], true);
-    assert_eq!(meta["backgroundAudit"], false);
+    assert_eq!(meta["backgroundAudit"], true);
     assert_eq!(meta["executionMode"], "kubewarden-wapc");
     let rules = meta["rules"].as_array().unwrap();
     assert_eq!(rules.len(), 1);

@@ -472,6 +472,20 @@ impl Engine<'_, '_> {
             }
             return None;
         }
+        if let Some(sibling) = self.sibling_taking(object, at, value) {
+            let hint = format!(
+                "{}: the {} {} is not turned into {}: {sibling} takes it as it is (was it meant there?); move it, or write the value as you meant it",
+                error.field_path(),
+                if value.is_number() { "number" } else { "value" },
+                crate::text::short_value(value),
+                crate::text::short_value(&new),
+            );
+            self.refuse(format!("not repaired {at}: {hint}"));
+            if !self.hints.contains(&hint) {
+                self.hints.push(hint);
+            }
+            return None;
+        }
         let reason = if expected == "array" {
             "a single value where a list is expected"
         } else {
@@ -484,6 +498,26 @@ impl Engine<'_, '_> {
             reason,
             Verify::NoTypeErrorAt,
         ))
+    }
+
+    /// A number or boolean the user wrote where text is expected is certain to be that text
+    /// only when no field beside it, still unset, takes the value as it is (`port: 9090` where
+    /// `port` is a name and `targetPort` a number: the number may be in the wrong field). The
+    /// first such field, named.
+    fn sibling_taking(&self, object: &Value, at: &str, value: &Value) -> Option<String> {
+        if !(value.is_number() || value.is_boolean()) {
+            return None;
+        }
+        let (parent, key) = pointer::split_last(at)?;
+        let present = object.pointer(parent)?.as_object()?;
+        let properties = schema::node_at(self.ctx.schema, parent)?
+            .get("properties")?
+            .as_object()?;
+        properties
+            .iter()
+            .filter(|(name, _)| name.as_str() != key && !present.contains_key(name.as_str()))
+            .find(|(_, node)| crate::certainty::accepts(node, value))
+            .map(|(name, _)| pointer::to_field_path(&pointer::push(parent, name)))
     }
 
     fn dns(&mut self, object: &Value, at: &str, rule: &str) -> Option<Proposal> {

@@ -785,3 +785,39 @@ fn a_key_misspelt_inside_a_list_item_is_renamed_in_that_item() {
         Some("/spec/containers/1/readinesProbe")
     );
 }
+
+#[test]
+fn a_number_is_not_made_text_where_an_unset_field_beside_it_takes_the_number() {
+    let schema = json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {
+            "endpoint": {"type": "object", "properties": {
+                "port": {"type": "string"},
+                "targetPort": {"anyOf": [{"type": "integer"}, {"type": "string"}],
+                               "x-kubernetes-int-or-string": true},
+                "path": {"type": "string"}}},
+            "catalog": {"type": "object", "properties": {
+                "version": {"type": "string"},
+                "packageName": {"type": "string"}}}}}}});
+    // 9090 may be the number of the port, whose name `port` holds: not certain.
+    let object = json!({"spec": {"endpoint": {"port": 9090}}});
+    let out = run(&schema, &object);
+    assert!(out.changes.is_empty(), "{:?}", out.changes);
+    assert!(
+        out.hints
+            .iter()
+            .any(|h| h.contains("spec.endpoint.targetPort takes it as it is")),
+        "{:?}",
+        out.hints
+    );
+    // With targetPort set, or where no field beside it takes a number, the number is text.
+    let object = json!({"spec": {"endpoint": {"port": 9090, "targetPort": 8080}}});
+    assert_eq!(
+        run(&schema, &object).object["spec"]["endpoint"]["port"],
+        "9090"
+    );
+    let object = json!({"spec": {"catalog": {"version": 3}}});
+    assert_eq!(
+        run(&schema, &object).object["spec"]["catalog"]["version"],
+        "3"
+    );
+}

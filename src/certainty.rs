@@ -472,7 +472,10 @@ mod tests {
         let v = meaning_kept(&s, &given, &object(json!({"names": []})));
         assert_eq!(v.len(), 1, "{v:?}");
         let given = object(json!({"names": ["a", "b"]}));
-        assert_eq!(meaning_kept(&s, &given, &object(json!({"names": ["a"]}))).len(), 1);
+        assert_eq!(
+            meaning_kept(&s, &given, &object(json!({"names": ["a"]}))).len(),
+            1
+        );
         // A duplicate removed: the value is still there.
         let given = object(json!({"names": ["a", "a"]}));
         assert!(meaning_kept(&s, &given, &object(json!({"names": ["a"]}))).is_empty());

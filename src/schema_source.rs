@@ -103,27 +103,6 @@ pub fn load_raw(
     }
 }
 
-/// An inline CRD document and the range of its schema for `version`.
-fn raw_schema(document: String, version: &str) -> Result<RawSchema, SchemaError> {
-    let crd = parse_light(&document).map_err(|message| SchemaError::Malformed {
-        crd: String::new(),
-        message,
-    })?;
-    let spec = crd.spec.as_ref().ok_or_else(|| SchemaError::Malformed {
-        crd: String::new(),
-        message: "spec is missing".into(),
-    })?;
-    let raw = schema_of(spec, version)?;
-    let start = raw.get().as_ptr() as usize - document.as_ptr() as usize;
-    let schema = Located::At(start..start + raw.get().len());
-    let crd = crd_name(spec);
-    Ok(RawSchema {
-        crd,
-        document,
-        schema,
-    })
-}
-
 /// The schema from the CRD of the settings that matches the request's group and kind.
 fn inline_schema(
     settings: &mut Settings,
@@ -159,8 +138,16 @@ fn inline_schema(
                 crd: crd_name(spec),
                 message: format!("crds[{i}]: {message}"),
             })?;
+            // The schema's range in this document, from this one read.
+            let schema = schema_of(spec, version)?.get();
+            let start = schema.as_ptr() as usize - raw.get().as_ptr() as usize;
+            let (range, name) = (start..start + schema.len(), crd_name(spec));
             let document: Box<str> = settings.crds.swap_remove(i).into();
-            return raw_schema(document.into_string(), version);
+            return Ok(RawSchema {
+                crd: name,
+                document: document.into_string(),
+                schema: Located::At(range),
+            });
         }
     }
     let mut message = format!(

@@ -41,13 +41,15 @@ pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Vio
                 if let Some(v) = separator_wrapped(&path, given, value) {
                     out.push(v);
                 }
-                if let Some(v) = structure_deleted(schema, &path, before, Some(value), candidate) {
+                if let Some(v) =
+                    structure_deleted(schema, &path, before, Some(value), given, candidate)
+                {
                     out.push(v);
                 }
             }
             json_patch::PatchOperation::Remove(_) => {
                 if let Some(v) =
-                    structure_deleted(schema, &path, given.pointer(&path), None, candidate)
+                    structure_deleted(schema, &path, given.pointer(&path), None, given, candidate)
                 {
                     out.push(v);
                 }
@@ -131,16 +133,24 @@ fn structure_deleted(
     path: &str,
     before: Option<&Value>,
     after: Option<&Value>,
+    given: &Value,
     candidate: &Value,
 ) -> Option<Violation> {
     let before = before?;
-    let list_entry = pointer::split_last(path)
-        .is_some_and(|(_, token)| !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()));
+    let list = pointer::split_last(path)
+        .filter(|(_, token)| !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()))
+        .map(|(parent, _)| parent);
     let deleted = match (before, after) {
         (Value::Object(map), None) => !map.is_empty(),
         (Value::Array(items), None) => !items.is_empty(),
-        // A list entry the user wrote, a scalar one too (`healthChecks: ["podinfo"]` → `[]`).
-        (_, None) => list_entry,
+        // A list entry the user wrote, a scalar one too (`healthChecks: ["podinfo"]` → `[]`),
+        // unless the same entry is still in that list (a duplicate dropped).
+        (_, None) => list.is_some_and(|parent| {
+            !candidate
+                .pointer(parent)
+                .and_then(Value::as_array)
+                .is_some_and(|items| items.contains(before))
+        }),
         (Value::Array(old), Some(Value::Array(new))) => {
             old.iter().any(|o| !new.contains(o)) && new.len() < old.len()
         }
@@ -160,7 +170,7 @@ fn structure_deleted(
     if !deleted {
         return None;
     }
-    let moved = moved_elsewhere(before, candidate);
+    let moved = moved_elsewhere(before, given, candidate);
     (!moved).then(|| {
         Violation::new(
             path,
@@ -169,18 +179,27 @@ fn structure_deleted(
     })
 }
 
-/// Is every value of `removed` still in `candidate` (up to case and separators, so that a
-/// subtree moved and repaired inside, `sorce.sourceType: catalog` → `source.sourceType:
-/// Catalog`, counts as moved)?
-fn moved_elsewhere(removed: &Value, candidate: &Value) -> bool {
-    let mut kept = Vec::new();
-    leaves(candidate, &mut kept, 0);
-    let mut gone = Vec::new();
-    leaves(removed, &mut gone, 0);
-    gone.iter().all(|leaf| kept.contains(leaf))
+/// Is every value of `removed` still in `candidate` as often as in `given` (up to case and
+/// separators, so that a subtree moved and repaired inside, `sorce.sourceType: catalog` →
+/// `source.sourceType: Catalog`, counts as moved)? Counted, not merely found: a value that also
+/// occurs elsewhere (a list entry `podinfo` beside `metadata.name: podinfo`) is no evidence that
+/// the removed one moved.
+fn moved_elsewhere(removed: &Value, given: &Value, candidate: &Value) -> bool {
+    let count = |v: &Value| {
+        let mut all = Vec::new();
+        leaves(v, &mut all, 0);
+        let mut counts: std::collections::HashMap<String, usize> = Default::default();
+        for leaf in all {
+            *counts.entry(leaf).or_default() += 1;
+        }
+        counts
+    };
+    let (before, after) = (count(given), count(candidate));
+    count(removed)
+        .keys()
+        .all(|leaf| after.get(leaf).copied().unwrap_or(0) >= before.get(leaf).copied().unwrap_or(0))
 }
 
-/// Every scalar of `v`, as its words joined by a space.
 fn leaves(v: &Value, out: &mut Vec<String>, depth: usize) {
     if depth > MAX_DEPTH {
         return;
@@ -476,6 +495,14 @@ mod tests {
             meaning_kept(&s, &given, &object(json!({"names": ["a"]}))).len(),
             1
         );
+        // Present elsewhere (the object's name) is no move.
+        let given = object(json!({"names": ["podinfo"], "title": "podinfo"}));
+        let v = meaning_kept(
+            &s,
+            &given,
+            &object(json!({"names": [], "title": "podinfo"})),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
         // A duplicate removed: the value is still there.
         let given = object(json!({"names": ["a", "a"]}));
         assert!(meaning_kept(&s, &given, &object(json!({"names": ["a"]}))).is_empty());

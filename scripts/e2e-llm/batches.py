@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Per-batch summary of a `make e2e-llm` results file (the runner's --json-out): for each batch
 (the case file's letter prefix; h* hostile cases go with their batch), how many cases were right
-by fix, right by suggestion (the expected change proposed), rightly rejected, refused with
-another proposal, refused without one, and WRONG (a stored fix that misses its expectation).
+by fix, right by suggestion (the expected change proposed), rightly rejected (and how many of
+those rejections carry a proposal the case does not ask for: the runner counts them right, a
+user who applies the proposal would not be), refused with another proposal, refused without
+one, and WRONG (a stored fix that misses its expectation).
 
     python3 scripts/e2e-llm/batches.py target/e2e-llm/results.json [--markdown]
 """
@@ -28,13 +30,16 @@ def main():
     for r in data["cases"]:
         b = batch(r["file"])
         row = rows.setdefault(b, {"cases": 0, "fix": 0, "suggested": 0, "rejected": 0,
-                                  "other": 0, "refused": 0, "wrong": 0, "error": 0})
+                                  "proposing": 0, "other": 0, "refused": 0, "wrong": 0,
+                                  "error": 0})
         row["cases"] += 1
         v = r["verdict"]
         if v == "pass" and r["outcome"] == "fixed":
             row["fix"] += 1
         elif v == "pass":
             row["rejected"] += 1
+            if r["outcome"] == "suggested":
+                row["proposing"] += 1
         elif v == "suggested":
             row["suggested"] += 1
         elif v == "suggested-other":
@@ -48,12 +53,13 @@ def main():
     total = {k: sum(r[k] for r in rows.values()) for k in next(iter(rows.values()))}
     rows["all"] = total
     head = ["batch", "cases", "right", "by fix", "by suggestion", "rightly rejected",
-            "other proposal", "refused", "WRONG", "bad/error"]
+            "of which with a proposal", "other proposal", "refused", "WRONG", "bad/error"]
     out = []
     for b, r in rows.items():
         right = r["fix"] + r["suggested"] + r["rejected"]
         out.append([b, r["cases"], f"{right} ({100 * right // max(r['cases'], 1)} %)", r["fix"],
-                    r["suggested"], r["rejected"], r["other"], r["refused"], r["wrong"], r["error"]])
+                    r["suggested"], r["rejected"], r["proposing"], r["other"], r["refused"],
+                    r["wrong"], r["error"]])
     if markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + " --- |" * len(head))

@@ -486,3 +486,32 @@ fn correction_reads_go_to_the_running_proxy() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("--correction-client-cert"));
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_output_quietly() {
+    // `crfix-eval … | head -3`: the pipe closes before the output is written; the program ends
+    // with 0 and no panic, as kwctl and other CLIs do.
+    let tmp = tempfile::tempdir().unwrap();
+    let requests = workspace_root().join("e2e-tests/requests");
+    let crd = workspace_root()
+        .join("e2e-tests/fixtures/crds/clusterextensions.olm.operatorframework.io.v1.yaml");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crfix-eval"))
+        .arg("--cache-dir")
+        .arg(tmp.path().join("cache"))
+        .arg(policy())
+        .arg("--request-path")
+        .arg(requests.join("cluster-extension-invalid.json"))
+        .arg("--settings-path")
+        .arg(requests.join("settings-inline-fix.yaml"))
+        .arg("--crd")
+        .arg(crd)
+        .env_remove("CRFIX_EVAL_CACHE_DIR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("running crfix-eval");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("waiting for crfix-eval");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+}

@@ -28,6 +28,19 @@ use crfix_e2e_tests::{
     ModuleCacheUse, PolicyHost,
 };
 
+/// `println!` that ends the program quietly (exit 0, as `kwctl` and other CLIs do) when the
+/// reader went away (`crfix-eval … | head`), instead of panicking on the broken pipe.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+        }
+    }};
+}
+
 /// How policy-server (and kwctl) prefix a failed host capability; stripped when recording.
 const CALLBACK_FAILURE: &str = "Callback evaluation failure: ";
 
@@ -480,7 +493,7 @@ fn run(args: &Args) -> Result<()> {
         bail!("the response has no boolean \"accepted\": {response}");
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&response)?);
+        out!("{}", serde_json::to_string_pretty(&response)?);
     } else {
         print_summary(&request, &settings, &response)?;
     }
@@ -517,7 +530,7 @@ fn print_summary(request: &Value, settings: &Value, response: &Value) -> Result<
         &request["oldObject"]
     };
     let mode = settings["mode"].as_str().unwrap_or("fix");
-    println!(
+    out!(
         "{} {} {:?} (mode {mode})",
         request["operation"].as_str().unwrap_or("?"),
         object["kind"].as_str().unwrap_or("object"),
@@ -531,37 +544,37 @@ fn print_summary(request: &Value, settings: &Value, response: &Value) -> Result<
         .filter(|m| m.is_object())
         .cloned();
     match (response["accepted"].as_bool(), &mutated) {
-        (Some(true), Some(_)) => println!("result: ACCEPTED, with repairs"),
-        (Some(true), None) => println!("result: ACCEPTED"),
+        (Some(true), Some(_)) => out!("result: ACCEPTED, with repairs"),
+        (Some(true), None) => out!("result: ACCEPTED"),
         _ => match response["code"].as_u64() {
-            Some(code) => println!("result: REJECTED (code {code})"),
-            None => println!("result: REJECTED"),
+            Some(code) => out!("result: REJECTED (code {code})"),
+            None => out!("result: REJECTED"),
         },
     }
     if let Some(message) = response["message"].as_str() {
-        println!("message:");
+        out!("message:");
         for line in message.lines() {
-            println!("  {line}");
+            out!("  {line}");
         }
     }
     if let Some(warnings) = response["warnings"].as_array() {
         if !warnings.is_empty() {
-            println!("warnings:");
+            out!("warnings:");
             for w in warnings {
-                println!("  {}", w.as_str().unwrap_or_default());
+                out!("  {}", w.as_str().unwrap_or_default());
             }
         }
     }
     if let Some(mutated) = mutated {
         let patch = json_patch::diff(object, &mutated);
-        println!("JSON Patch (RFC 6902):");
+        out!("JSON Patch (RFC 6902):");
         for op in patch.0.iter() {
-            println!("  {}", serde_json::to_string(op)?);
+            out!("  {}", serde_json::to_string(op)?);
         }
-        println!("repaired object:");
+        out!("repaired object:");
         let yaml = serde_yaml::to_string(&mutated).context("rendering the object as YAML")?;
         for line in yaml.lines() {
-            println!("  {line}");
+            out!("  {line}");
         }
     }
     Ok(())

@@ -41,14 +41,7 @@ fn flow(request: &AdmissionRequest, mut settings: Settings, host: &dyn Host) -> 
     let what = describe(request, object);
     let audit = request.is_audit();
     if audit {
-        // A background audit reports the stored object: nothing is changed (policy-server
-        // ignores an audit's patch), no LLM budget is spent, and an invalid object is a
-        // failed check, with the fix the rules find proposed in the report's message.
-        if settings.mode == Mode::Fix {
-            settings.mode = Mode::Suggest;
-        }
-        settings.llm.enabled = false;
-        settings.on_unfixable = Fallback::Reject;
+        for_audit(&mut settings);
     }
     let raw = load_schema(&mut settings, request, host, &what)?;
     let settings = &settings;
@@ -86,6 +79,48 @@ fn flow(request: &AdmissionRequest, mut settings: Settings, host: &dyn Host) -> 
         )?
     };
     let repair = final_check(&ctx, object, candidate, &repaired, &mut findings)?;
+    let held = held_back(audit, object, &what, settings);
+    dispose(settings, held, &what, findings, repair, host)
+}
+
+/// A background audit reports the stored object: nothing is changed (policy-server ignores an
+/// audit's patch), no LLM budget is spent, and an invalid object is a failed check, with the
+/// fix the rules find proposed in the report's message.
+fn for_audit(settings: &mut Settings) {
+    if settings.mode == Mode::Fix {
+        settings.mode = Mode::Suggest;
+    }
+    settings.llm.enabled = false;
+    settings.on_unfixable = Fallback::Reject;
+}
+
+/// Why a fix is not made in the cluster even where it could be: the request is a background
+/// audit, or the object is one a GitOps tool applies from Git (`gitOps.managedBy`).
+fn held_back(audit: bool, object: &Value, what: &str, settings: &Settings) -> Option<String> {
+    if audit {
+        return Some(
+            "this is a background audit of the stored object, which is reported, never changed"
+                .to_string(),
+        );
+    }
+    let by = managed_by(object, &settings.git_ops.managed_by)?;
+    Some(format!(
+        "{what} is managed by GitOps ({by}): a change made here would differ from Git; \
+         make the fix in the repository"
+    ))
+}
+
+/// Stage 7's last step: what becomes of a valid, checked repair — applied, proposed (not
+/// certain, `mode: suggest`, or `held` back), reported (`gitOps.onManaged: warn`), or, not
+/// certain under `uncertainFixes: reject`, no repair at all.
+fn dispose(
+    settings: &Settings,
+    held: Option<String>,
+    what: &str,
+    findings: Findings,
+    repair: Repair,
+    host: &dyn Host,
+) -> Stage<Outcome> {
     let applied = match (settings.mode, settings.uncertain_fixes) {
         (Mode::Suggest, _) => false,
         _ if repair.doubts.is_empty() => true,
@@ -105,21 +140,7 @@ fn flow(request: &AdmissionRequest, mut settings: Settings, host: &dyn Host) -> 
             }));
         }
     };
-    let managed = managed_by(object, &settings.git_ops.managed_by).map(|by| {
-        format!(
-            "{what} is managed by GitOps ({by}): a change made here would differ from Git; \
-             make the fix in the repository"
-        )
-    });
-    let managed = if audit {
-        Some(
-            "this is a background audit of the stored object, which is reported, never changed"
-                .to_string(),
-        )
-    } else {
-        managed
-    };
-    let disposition = match (applied, managed, settings.git_ops.on_managed) {
+    let disposition = match (applied, held, settings.git_ops.on_managed) {
         (true, None, _) | (true, Some(_), OnManaged::Mutate) => Disposition::Applied,
         (true, Some(held), OnManaged::Suggest) => Disposition::Proposed { held: Some(held) },
         (true, Some(held), OnManaged::Warn) => Disposition::Reported { held },

@@ -115,6 +115,49 @@ fn insert_at(node: &mut Value, path: &[String], value: Value) {
     }
 }
 
+/// The visitor methods for a value that is not what the seed narrows (a schema written
+/// oddly): kept as it is, as the whole schema's parse would keep it.
+macro_rules! plain_scalars {
+    () => {
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Narrowed<'de>, E> {
+            Ok(kept(Value::Bool(v)))
+        }
+
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Narrowed<'de>, E> {
+            Ok(kept(Value::from(v)))
+        }
+
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Narrowed<'de>, E> {
+            Ok(kept(Value::from(v)))
+        }
+
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Narrowed<'de>, E> {
+            Ok(kept(Value::from(v)))
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Narrowed<'de>, E> {
+            Ok(kept(Value::String(v.to_string())))
+        }
+
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Narrowed<'de>, E> {
+            Ok(kept(Value::String(v)))
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Narrowed<'de>, E> {
+            Ok(kept(Value::Null))
+        }
+    };
+}
+
+/// [`plain_scalars`] for a list.
+macro_rules! plain_list {
+    () => {
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Narrowed<'de>, A::Error> {
+            Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(kept)
+        }
+    };
+}
+
 /// One schema node, as a seed: narrowed while it is read.
 struct Node<'v> {
     values: &'v [&'v Value],
@@ -217,68 +260,49 @@ impl<'de> Visitor<'de> for Node<'_> {
             out.insert(key, value);
         }
         let mut value = Value::Object(out);
-        let mut left = Vec::new();
-        for (path, raw) in skipped {
-            // A node with rules keeps its whole subtree; a map list keeps its items' keys.
-            let restore = (has_rules && !self.whole)
-                || (path.len() == 3
-                    && path[0] == "items"
-                    && path[1] == "properties"
-                    && map_keys.contains(&path[2]));
-            if restore {
-                let n = narrow(raw.get(), &[], has_rules, depth + path.len())
-                    .map_err(de::Error::custom)?;
-                insert_at(&mut value, &path, n.value);
-                prefixed(
-                    &mut left,
-                    n.skipped,
-                    &path.iter().map(String::as_str).collect::<Vec<_>>(),
-                );
-            } else {
-                left.push((path, raw));
-            }
+        let skipped = restore(
+            &mut value,
+            skipped,
+            has_rules && !self.whole,
+            &map_keys,
+            depth,
+        )
+        .map_err(de::Error::custom)?;
+        Ok(Narrowed { value, skipped })
+    }
+
+    plain_list!();
+
+    plain_scalars!();
+}
+
+/// Puts back into `node` what its properties skipped but the node turns out to need (its
+/// `x-kubernetes-validations` and `x-kubernetes-list-map-keys` may come after `properties`):
+/// everything when it carries rules (`whole`), else a `map` list's item keys. The rest stays
+/// skipped, for an ancestor with rules.
+fn restore<'de>(
+    node: &mut Value,
+    skipped: Skipped<'de>,
+    whole: bool,
+    map_keys: &[String],
+    depth: usize,
+) -> serde_json::Result<Skipped<'de>> {
+    let mut left = Vec::new();
+    for (path, raw) in skipped {
+        let map_key = path.len() == 3
+            && path[0] == "items"
+            && path[1] == "properties"
+            && map_keys.contains(&path[2]);
+        if !(whole || map_key) {
+            left.push((path, raw));
+            continue;
         }
-        Ok(Narrowed {
-            value,
-            skipped: left,
-        })
+        let n = narrow(raw.get(), &[], whole, depth + path.len())?;
+        insert_at(node, &path, n.value);
+        let prefix: Vec<&str> = path.iter().map(String::as_str).collect();
+        prefixed(&mut left, n.skipped, &prefix);
     }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Narrowed<'de>, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Value>()? {
-            items.push(item);
-        }
-        Ok(kept(Value::Array(items)))
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Narrowed<'de>, E> {
-        Ok(kept(Value::Bool(v)))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Narrowed<'de>, E> {
-        Ok(kept(Value::from(v)))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Narrowed<'de>, E> {
-        Ok(kept(Value::from(v)))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Narrowed<'de>, E> {
-        Ok(kept(Value::from(v)))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Narrowed<'de>, E> {
-        Ok(kept(Value::String(v.to_string())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Narrowed<'de>, E> {
-        Ok(kept(Value::String(v)))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Narrowed<'de>, E> {
-        Ok(kept(Value::Null))
-    }
+    Ok(left)
 }
 
 /// A node's `properties`: the ones the values have (or all, under a node with rules) are
@@ -338,21 +362,9 @@ impl<'de> Visitor<'de> for Properties<'_> {
         })
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Narrowed<'de>, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Value>()? {
-            items.push(item);
-        }
-        Ok(kept(Value::Array(items)))
-    }
+    plain_list!();
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Narrowed<'de>, E> {
-        Ok(kept(Value::Bool(v)))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Narrowed<'de>, E> {
-        Ok(kept(Value::Null))
-    }
+    plain_scalars!();
 }
 
 /// The branches of `allOf`, `anyOf`, `oneOf`: each narrowed like its node.
@@ -399,13 +411,7 @@ impl<'de> Visitor<'de> for Branches<'_> {
         Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(kept)
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Narrowed<'de>, E> {
-        Ok(kept(Value::Bool(v)))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Narrowed<'de>, E> {
-        Ok(kept(Value::Null))
-    }
+    plain_scalars!();
 }
 
 fn elements<'v>(values: &[&'v Value]) -> Vec<&'v Value> {

@@ -226,49 +226,14 @@ fn choose(
     } else {
         None
     };
-    let settings = &judge.ctx.settings.llm;
     let mut doubts: Vec<String> = Vec::new();
-    let chosen = match (&first.pick, second.as_ref().map(|s| &s.pick)) {
-        (Pick::Fix(k), None) if list.len() == 1 => *k,
-        (Pick::Fix(k), Some(Pick::Fix(j))) if k == j => {
-            if !settings.trust_agreed_picks {
-                doubts.push(format!(
-                    "{} fixes fit; the model picked this one in both orders, which does not make a small model's pick certain",
-                    list.len()
-                ));
-            }
-            *k
-        }
-        (Pick::Fix(_), None) => {
-            doubts.push(format!(
-                "{} fixes fit and only one order was asked (llm.confirmPicks is off)",
-                list.len()
-            ));
-            0
-        }
-        (Pick::Nothing, _) | (_, Some(Pick::Nothing)) => {
-            doubts.push(format!(
-                "the model judged that {} is not what you meant",
-                if list.len() == 1 {
-                    "the only fix crfix found"
-                } else {
-                    "none of the fixes crfix found"
-                }
-            ));
-            0
-        }
-        (Pick::Unusable(why), _) | (_, Some(Pick::Unusable(why))) => {
-            doubts.push(format!("the model gave no usable pick ({why})"));
-            0
-        }
-        (Pick::Fix(_), Some(Pick::Fix(_))) => {
-            doubts.push(format!(
-                "{} fixes fit and the model's pick changed with their order",
-                list.len()
-            ));
-            0
-        }
-    };
+    let chosen = settle(
+        &first.pick,
+        second.as_ref().map(|s| &s.pick),
+        list.len(),
+        judge.ctx.settings.llm.trust_agreed_picks,
+        &mut doubts,
+    );
     if offered.more_possible {
         doubts.push("crfix did not try every combination of readings".into());
     }
@@ -298,6 +263,55 @@ fn choose(
         doubts,
         alternatives,
     )
+}
+
+/// The candidate the picks settle on (its index; crfix's own first when they settle nothing),
+/// and why that is not certain, in `doubts`: `first` in the order offered, `second` in reverse.
+fn settle(
+    first: &Pick,
+    second: Option<&Pick>,
+    count: usize,
+    trust_agreed_picks: bool,
+    doubts: &mut Vec<String>,
+) -> usize {
+    match (first, second) {
+        (Pick::Fix(k), None) if count == 1 => *k,
+        (Pick::Fix(k), Some(Pick::Fix(j))) if k == j => {
+            if !trust_agreed_picks {
+                doubts.push(format!(
+                    "{count} fixes fit; the model picked this one in both orders, which does not make a small model's pick certain"
+                ));
+            }
+            *k
+        }
+        (Pick::Fix(_), None) => {
+            doubts.push(format!(
+                "{count} fixes fit and only one order was asked (llm.confirmPicks is off)"
+            ));
+            0
+        }
+        (Pick::Nothing, _) | (_, Some(Pick::Nothing)) => {
+            doubts.push(format!(
+                "the model judged that {} is not what you meant",
+                if count == 1 {
+                    "the only fix crfix found"
+                } else {
+                    "none of the fixes crfix found"
+                }
+            ));
+            0
+        }
+        (Pick::Unusable(why), _) | (_, Some(Pick::Unusable(why))) => {
+            doubts.push(format!("the model gave no usable pick ({why})"));
+            0
+        }
+        (Pick::Fix(_), Some(Pick::Fix(_))) => {
+            doubts.push(format!(
+                "{count} fixes fit and the model's pick changed with their order"
+            ));
+            0
+        }
+    }
 }
 
 /// One choice request with the candidates in `order` (their indices, as shown 1..n).

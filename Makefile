@@ -26,13 +26,14 @@ export CRFIX_POLICY_WASM := $(POLICY_WASM)
 export CRFIX_NOOP_WASM := $(NOOP_WASM)
 
 .PHONY: help setup build build-wasm build-eval build-proxy build-dev run test e2e-tests bench fmt lint \
-	clippy fmt-check clean
+	clippy fmt-check clean cli install-cli fix-samples
 
 help:
 	@echo "make run        set up, build, evaluate the sample ClusterExtensions (validate, fix, valid)"
 	@echo "make test       set up, build the policy .wasm, fmt check, clippy, all tests"
 	@echo "make build      policy .wasm (release), no-op .wasm, crfix-llm-proxy (release), crfix-eval"
 	@echo "make e2e-tests  the e2e crate's tests (+ kwctl tests when kwctl is on PATH)"
+	@echo "make cli        crfix, the CLI that fixes manifests (crfix fix) | install-cli PREFIX=~/.local | fix-samples"
 	@echo "make bench      policy evaluations through the .wasm vs the no-op policy; proxy load run"
 	@echo "make e2e-llm    a real local model (Qwen2.5-Coder-1.5B on CPU) end to end; not part of make test"
 	@echo "make policy.wasm | annotated-policy.wasm   the release module, and annotated with kwctl"
@@ -50,13 +51,31 @@ build-wasm:
 build-eval:
 	$(CARGO) build -p crfix-e2e-tests --bin crfix-eval
 
+# The user CLI (`crfix fix` on manifests, `crfix run` as crfix-eval), in the dev profile that
+# `make test` builds too (its dependencies are optimised; see the root Cargo.toml).
+cli: setup build-wasm
+	$(CARGO) build -p crfix-e2e-tests --bin crfix
+	@echo "$(TARGET_DIR)/debug/crfix (module: $(POLICY_WASM))"
+
+# crfix and its module under PREFIX: PREFIX/bin/crfix finds PREFIX/share/crfix/crfix_policy.wasm.
+PREFIX ?= $(HOME)/.local
+install-cli: cli
+	install -d $(PREFIX)/bin $(PREFIX)/share/crfix
+	install -m 0755 $(TARGET_DIR)/debug/crfix $(PREFIX)/bin/crfix
+	install -m 0644 $(POLICY_WASM) $(PREFIX)/share/crfix/crfix_policy.wasm
+	@echo "installed $(PREFIX)/bin/crfix and $(PREFIX)/share/crfix/crfix_policy.wasm"
+
+# crfix fix on the sample repository (examples/repository): the findings, then the diff.
+fix-samples: cli
+	-$(TARGET_DIR)/debug/crfix fix --crd e2e-tests/fixtures/crds examples/repository
+
 build-proxy:
 	$(CARGO) build --release -p crfix-llm-proxy
 
-# What `make run` builds: crfix-eval and the proxy in the dev profile, in one invocation and
+# What `make run` builds: crfix-eval, crfix and the proxy in the dev profile, in one invocation and
 # with the artifacts `make test` uses too (the release proxy is `make build-proxy`).
 build-dev:
-	$(CARGO) build -p crfix-e2e-tests -p crfix-llm-proxy --bin crfix-eval --bin crfix-llm-proxy
+	$(CARGO) build -p crfix-e2e-tests -p crfix-llm-proxy --bin crfix-eval --bin crfix --bin crfix-llm-proxy
 
 build: setup build-wasm build-proxy build-eval
 
@@ -72,6 +91,9 @@ run: setup build-wasm build-dev
 	$(call run_eval,the same request in fix mode: deterministic repairs; warnings; patch; repaired object,--request-path $(REQUESTS)/cluster-extension-invalid.json --settings-path $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
 	$(call run_eval,packageName missing: no rule can invent it (the LLM path can try; see make demo),--request-path $(REQUESTS)/cluster-extension-no-package.json --settings-path $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
 	$(call run_eval,a valid ClusterExtension: accepted; untouched,--request-path $(REQUESTS)/cluster-extension-valid.json --settings-path $(REQUESTS)/settings-inline-fix.yaml --crd $(CE_CRD))
+	@echo; echo "=== the same repair in a manifest, before the cluster: crfix fix prints the diff (--write edits the file)"
+	@echo "\$$ crfix fix --crd $(CE_CRD) examples/repository/operators/argocd.yaml"
+	@$(TARGET_DIR)/debug/crfix fix --crd $(CE_CRD) examples/repository/operators/argocd.yaml
 	@echo; echo "=== the proxy that lets the policy reach an LLM: $(TARGET_DIR)/debug/crfix-llm-proxy --help (see docs/proxy.md)"
 
 # `make fmt` formats on a workstation; in CI (the CI variable is set, as GitHub Actions does) it
@@ -107,6 +129,7 @@ e2e-tests: setup build-wasm
 # the release profile's fat LTO of wasmtime would take longer than the measurements.
 bench: setup build-wasm
 	$(CARGO) bench --profile dev -p crfix-e2e-tests --bench policy
+	$(CARGO) bench --profile dev -p crfix-e2e-tests --bench fix_cli
 	$(CARGO) bench --profile dev -p crfix-llm-proxy --bench load
 
 # Kubewarden's conventions for Rust policies (its shared CI runs `make annotated-policy.wasm`):

@@ -17,6 +17,7 @@
 
 pub mod aggregator;
 pub mod cluster;
+pub mod eval;
 pub mod fixtures;
 pub mod large_crd;
 pub mod wapc_engine;

@@ -510,7 +510,11 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
         }
     }
     match kind {
-        "array" => out.extend(list_rewrites(s, node)),
+        "array" => {
+            let lists = list_rewrites(s, node);
+            out.extend(lists_of_references(&lists, node));
+            out.extend(lists);
+        }
         // The truth value the text states, or both when it states none.
         "boolean" => match super::readings::stated_bool(s) {
             Some(b) => out.push(Value::Bool(b)),
@@ -535,6 +539,7 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
         }
         "object" => {
             out.extend(label_map(s, node));
+            out.extend(list_into_property(s, node));
             out.extend(set_based_selector(s, node));
             out.extend(named_reference(s, node));
         }
@@ -631,8 +636,52 @@ fn numbers_in(s: &str, integer: bool) -> Vec<Value> {
     out
 }
 
-/// `a=b,c=d` as a map under each property of `node` that is a map of strings
-/// (`matchLabels` of a label selector).
+/// Lists of strings as lists of the objects `node`'s items are, each part in the item's one
+/// field a name goes to (its one required string property, or `name`): `"infra, apps"` for a
+/// list of `{name}` references is `[{name: infra}, {name: apps}]`.
+fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
+    let Some(item) = node.get("items").filter(|i| schema::type_of(i) == "object") else {
+        return Vec::new();
+    };
+    lists
+        .iter()
+        .filter_map(|list| {
+            list.as_array()?
+                .iter()
+                .map(|part| named_reference(part.as_str()?, item).into_iter().next())
+                .collect::<Option<Vec<Value>>>()
+                .map(Value::Array)
+        })
+        .collect()
+}
+
+/// A list written as one string, in the object's one property that is a list of strings
+/// (`"payments, canary"` for a namespace selector `{any, matchNames}`): the part goes to the
+/// one field that takes it, and only when exactly one does.
+fn list_into_property(s: &str, node: &Value) -> Vec<Value> {
+    let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let lists: Vec<(&String, &Value)> = properties
+        .iter()
+        .filter(|(_, child)| {
+            schema::type_of(child) == "array"
+                && child
+                    .get("items")
+                    .is_some_and(|i| schema::type_of(i) == "string")
+        })
+        .collect();
+    let [(name, child)] = lists.as_slice() else {
+        return Vec::new();
+    };
+    list_rewrites(s, child)
+        .into_iter()
+        .map(|list| serde_json::json!({ name.as_str(): list }))
+        .collect()
+}
+
+/// `a=b,c=d` as a map: the value itself when `node` is a map of strings (a rule's `labels`),
+/// and under each property of `node` that is one (`matchLabels` of a label selector).
 fn label_map(s: &str, node: &Value) -> Vec<Value> {
     let mut pairs = Map::new();
     for part in s.split(',') {
@@ -645,23 +694,30 @@ fn label_map(s: &str, node: &Value) -> Vec<Value> {
         }
         pairs.insert(k.to_string(), Value::from(v));
     }
-    let Some(properties) = node.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
+    let is_string_map = |node: &Value| {
+        schema::type_of(node) == "object"
+            && node
+                .get("additionalProperties")
+                .is_some_and(|a| schema::type_of(a) == "string")
     };
-    properties
-        .iter()
-        .filter(|(_, child)| {
-            schema::type_of(child) == "object"
-                && child
-                    .get("additionalProperties")
-                    .is_some_and(|a| schema::type_of(a) == "string")
-        })
-        .map(|(name, _)| {
-            let mut m = Map::new();
-            m.insert(name.clone(), Value::Object(pairs.clone()));
-            Value::Object(m)
-        })
-        .collect()
+    let mut out = Vec::new();
+    if is_string_map(node) {
+        out.push(Value::Object(pairs.clone()));
+    }
+    let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+        return out;
+    };
+    out.extend(
+        properties
+            .iter()
+            .filter(|(_, child)| is_string_map(child))
+            .map(|(name, _)| {
+                let mut m = Map::new();
+                m.insert(name.clone(), Value::Object(pairs.clone()));
+                Value::Object(m)
+            }),
+    );
+    out
 }
 
 /// `key in (a, b)` / `key notin (a)` as one `matchExpressions` requirement, for a node
@@ -1616,6 +1672,42 @@ mod tests {
             "web:99999",
         );
         assert!(options.is_empty(), "{options:?}");
+    }
+
+    #[test]
+    fn a_string_keeps_its_structure_in_the_one_place_that_takes_it() {
+        // Pairs into a map of strings that is the field itself.
+        let labels = json!({"type": "object", "additionalProperties": {"type": "string"}});
+        assert_eq!(
+            rewrites(&json!("severity=warning, team=storage"), &labels),
+            vec![json!({"severity": "warning", "team": "storage"})]
+        );
+        // A separated list into the object's one list-of-strings property.
+        let selector = json!({"type": "object", "properties": {
+            "any": {"type": "boolean"},
+            "matchNames": {"type": "array", "items": {"type": "string"}}}});
+        let options = rewrites(&json!("payments, payments-canary"), &selector);
+        assert_eq!(
+            options[0],
+            json!({"matchNames": ["payments", "payments-canary"]})
+        );
+        // ... and nowhere when two properties would take it.
+        let two = json!({"type": "object", "properties": {
+            "include": {"type": "array", "items": {"type": "string"}},
+            "exclude": {"type": "array", "items": {"type": "string"}}}});
+        assert!(rewrites(&json!("a, b"), &two).is_empty());
+        // A separated list of names for a list of references: each name in its item's field.
+        let depends_on = json!({"type": "array", "items": {"type": "object",
+            "required": ["name"], "properties": {
+                "name": {"type": "string"}, "namespace": {"type": "string"}}}});
+        let options = rewrites(&json!("infra-controllers, infra-configs"), &depends_on);
+        assert_eq!(
+            options[0],
+            json!([{"name": "infra-controllers"}, {"name": "infra-configs"}])
+        );
+        // A part that is no name (it holds a blank) makes no reference list.
+        let options = rewrites(&json!("infra controllers, configs"), &depends_on);
+        assert!(options.iter().all(|o| o[0].is_string()), "{options:?}");
     }
 
     #[test]

@@ -147,7 +147,6 @@ struct Checker {
     host: PolicyHost,
     base_settings: Value,
     crds: CrdIndex,
-    apply_uncertain: bool,
     /// Settings already validated, by CRD (group/kind).
     validated: HashSet<String>,
 }
@@ -197,7 +196,6 @@ pub fn run(args: &FixArgs) -> Result<Report> {
         host,
         base_settings: base_settings(args, with_llm)?,
         crds,
-        apply_uncertain: args.apply_uncertain,
         validated: HashSet::new(),
     };
 
@@ -426,9 +424,6 @@ impl Checker {
     fn evaluate(&mut self, object: &Value, crd: &Value) -> Result<Value> {
         let mut settings = self.base_settings.clone();
         settings["crds"] = json!([crd]);
-        if self.apply_uncertain {
-            settings["uncertainFixes"] = json!("apply");
-        }
         let crd_name = crd["metadata"]["name"].as_str().unwrap_or("").to_string();
         if !self.validated.contains(&crd_name) {
             let verdict = self.host.validate_settings(&settings)?;

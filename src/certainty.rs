@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::guardrails::Violation;
 use crate::pointer;
-use crate::repair::coerce::holds_list_separator;
+use crate::repair::coerce::{holds_list_separator, item_separator};
 use crate::schema;
 
 /// Words that turn what follows them into what the user does not want.
@@ -39,6 +39,9 @@ pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Vio
                     out.push(v);
                 }
                 if let Some(v) = separator_wrapped(&path, given, value) {
+                    out.push(v);
+                }
+                if let Some(v) = split_inside_items(&path, before, value) {
                     out.push(v);
                 }
                 if let Some(v) =
@@ -122,6 +125,28 @@ fn separator_wrapped(path: &str, given: &Value, after: &Value) -> Option<Violati
         Violation::new(
             path,
             "wraps a string that holds a list separator into a one-item list (several values, or one value with a separator, become one item that names none of them)",
+        )
+    })
+}
+
+/// `"hostssl a,b app; host all"` → `["hostssl a", "b app", "host all"]`: a list split at a
+/// weaker separator than the one the text divides its items with cuts an item in two.
+fn split_inside_items(path: &str, before: Option<&Value>, after: &Value) -> Option<Violation> {
+    let Value::String(text) = before? else {
+        return None;
+    };
+    let items = after.as_array()?;
+    let separator = item_separator(text)?;
+    let parts = text
+        .split(separator)
+        .filter(|p| !p.trim().is_empty())
+        .count();
+    (items.len() > parts).then(|| {
+        Violation::new(
+            path,
+            format!(
+                "splits inside the items: the text divides its {parts} items with {separator:?}, and a weaker separator belongs to an item"
+            ),
         )
     })
 }
@@ -468,6 +493,23 @@ mod tests {
         assert!(meaning_kept(&s, &given, &object(json!({"names": ["a", "b", "c"]}))).is_empty());
         let given = object(json!({"names": "single"}));
         assert!(meaning_kept(&s, &given, &object(json!({"names": ["single"]}))).is_empty());
+    }
+
+    #[test]
+    fn a_list_is_split_at_the_separator_the_text_divides_its_items_with() {
+        let s = schema();
+        let given = object(json!({"names": "hostssl a,b app; host all"}));
+        let v = meaning_kept(
+            &s,
+            &given,
+            &object(json!({"names": ["hostssl a", "b app", "host all"]})),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].message.contains("splits inside the items"), "{v:?}");
+        let whole = object(json!({"names": ["hostssl a,b app", "host all"]}));
+        assert!(meaning_kept(&s, &given, &whole).is_empty());
+        let given = object(json!({"names": "a, b, c"}));
+        assert!(meaning_kept(&s, &given, &object(json!({"names": ["a", "b", "c"]}))).is_empty());
     }
 
     #[test]

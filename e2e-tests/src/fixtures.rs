@@ -14,6 +14,28 @@ pub fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
 
+/// The strings of a JSON list (other items and a non-list: none).
+pub fn string_list(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A JSON Pointer's reference tokens, unescaped (`/a~1b/0` → `["a/b", "0"]`).
+pub fn pointer_tokens(pointer: &str) -> Vec<String> {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect()
+}
+
 /// Reads a JSON or YAML document (YAML unless the file is `.json` or starts with `{`).
 pub fn load_document(path: &Path) -> Result<Value> {
     let text =

@@ -36,7 +36,8 @@ pub use cluster::Cluster;
 pub use fixtures::{
     admission_request, admission_request_with_resource, crd_fixture, fixtures_dir, inline_settings,
     load_document, merge_settings, object_in_user_message, parse_document, plural_for,
-    proptest_cases, readme_cluster_extension, try_crd_fixture, valid_cluster_extension,
+    pointer_tokens, proptest_cases, readme_cluster_extension, string_list, try_crd_fixture,
+    valid_cluster_extension,
 };
 
 /// Env var naming the policy `.wasm` to test (the Makefile sets it).

@@ -14,7 +14,8 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crfix_e2e_tests::{
-    admission_request, check_validation_response, crd_fixture, inline_settings, PolicyHost,
+    admission_request, check_validation_response, crd_fixture, inline_settings, string_list,
+    PolicyHost,
 };
 
 const REPAIR_ANNOTATION: &str = "crfix.dev/repair";
@@ -116,17 +117,6 @@ fn settings_for(case: &Case, mode: Option<&str>) -> Value {
     inline_settings(&crds, extra)
 }
 
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn is_under(pointer: &str, root: &str) -> bool {
     pointer == root
         || (pointer.starts_with(root) && pointer.as_bytes().get(root.len()) == Some(&b'/'))
@@ -186,7 +176,7 @@ fn strsim_close(a: &str, b: &str) -> bool {
 /// The guardrail invariant, checked independently of the policy's own code.
 fn check_guardrails(case: &Case, original: &Value, fixed: &Value) -> Result<(), String> {
     let allowed = {
-        let a = strings(&case.settings["allowedPaths"]);
+        let a = string_list(&case.settings["allowedPaths"]);
         if a.is_empty() {
             vec!["/spec".to_string()]
         } else {
@@ -194,7 +184,7 @@ fn check_guardrails(case: &Case, original: &Value, fixed: &Value) -> Result<(), 
         }
     };
     let protected = if case.settings.get("protectedPaths").is_some() {
-        strings(&case.settings["protectedPaths"])
+        string_list(&case.settings["protectedPaths"])
     } else {
         vec!["/spec/serviceAccount".to_string()]
     };
@@ -280,7 +270,7 @@ fn run_case(host: &PolicyHost, case: &Case) -> Result<(), String> {
         .filter(|m| !m.is_null())
         .cloned();
     let message = response["message"].as_str().unwrap_or_default().to_string();
-    let warnings = strings(&response["warnings"]);
+    let warnings = string_list(&response["warnings"]);
     let show = || format!("{response:#}");
     let expect = &case.expect;
 

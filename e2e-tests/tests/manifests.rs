@@ -18,6 +18,8 @@ use crfix_policy::{FnHost, GetResourceRequest};
 use kubewarden_policy_sdk::settings::Validatable;
 use serde_json::{json, Value};
 
+use crfix_e2e_tests::string_list;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -138,16 +140,6 @@ fn str_of<'a>(v: &'a Value, pointer: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{pointer} is not a string in {v}"))
 }
 
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 // ---------------------------------------------------------------------------------------------
 // Parsing and kustomize references
 
@@ -186,7 +178,7 @@ fn kustomizations_reference_existing_files() {
         let dir = path.parent().unwrap();
         let k = yaml_doc(&path).unwrap();
         let mut listed = BTreeSet::new();
-        for entry in strings(&k["resources"]) {
+        for entry in string_list(&k["resources"]) {
             let target = dir.join(&entry);
             assert!(
                 target.is_file() || target.join("kustomization.yaml").is_file(),
@@ -296,7 +288,7 @@ fn kustomize_builds_every_directory() {
         str_of(svc, "/metadata/namespace")
     );
     assert!(
-        strings(&cert["spec"]["dnsNames"]).contains(&dns),
+        string_list(&cert["spec"]["dnsNames"]).contains(&dns),
         "{dns} missing from the Certificate"
     );
 }
@@ -420,7 +412,7 @@ fn proxy_container(deploy: &Value) -> &Value {
 }
 
 fn args(container: &Value) -> BTreeMap<String, String> {
-    strings(&container["args"])
+    string_list(&container["args"])
         .into_iter()
         .map(|a| match a.split_once('=') {
             Some((k, v)) => (k.to_string(), v.to_string()),
@@ -681,8 +673,8 @@ fn correction_group_version_kind_agrees_everywhere() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|r| strings(&r["apiGroups"]) == [correction_api::GROUP]
-                && strings(&r["resources"]) == [correction_api::RESOURCE]),
+            .any(|r| string_list(&r["apiGroups"]) == [correction_api::GROUP]
+                && string_list(&r["resources"]) == [correction_api::RESOURCE]),
         "the policy server's ClusterRole does not name {}/{}",
         correction_api::GROUP,
         correction_api::RESOURCE
@@ -749,23 +741,23 @@ fn cluster_admission_policy_cannot_lock_the_cluster() {
         "rules differ from metadata.yml"
     );
     for rule in spec["rules"].as_array().unwrap() {
-        let ops = strings(&rule["operations"]);
+        let ops = string_list(&rule["operations"]);
         assert!(
             ops.iter().all(|o| o == "CREATE" || o == "UPDATE"),
             "{ops:?}"
         );
         for field in ["apiGroups", "apiVersions", "resources"] {
             assert!(
-                !strings(&rule[field]).iter().any(|s| s.contains('*')),
+                !string_list(&rule[field]).iter().any(|s| s.contains('*')),
                 "wildcard in {field}"
             );
         }
-        assert_eq!(strings(&rule["resources"]), ["clusterextensions"]);
+        assert_eq!(string_list(&rule["resources"]), ["clusterextensions"]);
     }
     let ns = &spec["namespaceSelector"]["matchExpressions"][0];
     assert_eq!(ns["key"], "kubernetes.io/metadata.name");
     assert_eq!(ns["operator"], "NotIn");
-    let excluded = strings(&ns["values"]);
+    let excluded = string_list(&ns["values"]);
     for must in ["kube-system", "kubewarden", "crfix-system"] {
         assert!(excluded.iter().any(|e| e == must), "{must} is not excluded");
     }
@@ -774,7 +766,7 @@ fn cluster_admission_policy_cannot_lock_the_cluster() {
     let obj = &spec["objectSelector"]["matchExpressions"][0];
     assert_eq!(obj["key"], "crfix.dev/skip");
     assert_eq!(obj["operator"], "NotIn");
-    assert_eq!(strings(&obj["values"]), ["true"]);
+    assert_eq!(string_list(&obj["values"]), ["true"]);
 
     let server = object("PolicyServer", "crfix");
     assert_eq!(spec["policyServer"], server["metadata"]["name"]);
@@ -806,19 +798,21 @@ fn rbac_is_least_privilege() {
         for rule in o["rules"].as_array().unwrap() {
             for field in ["apiGroups", "resources", "verbs", "resourceNames"] {
                 assert!(
-                    !strings(&rule[field]).iter().any(|s| s.contains('*')),
+                    !string_list(&rule[field]).iter().any(|s| s.contains('*')),
                     "{}: wildcard",
                     rel(path)
                 );
             }
             assert_eq!(
-                strings(&rule["verbs"]),
+                string_list(&rule["verbs"]),
                 ["get"],
                 "{}: verbs beyond get",
                 rel(path)
             );
             assert!(
-                !strings(&rule["resources"]).iter().any(|r| r == "secrets"),
+                !string_list(&rule["resources"])
+                    .iter()
+                    .any(|r| r == "secrets"),
                 "{}: secrets",
                 rel(path)
             );
@@ -850,9 +844,9 @@ fn rbac_is_least_privilege() {
     let role = str_of(bindings[0], "/roleRef/name");
     let mut granted: Vec<(String, String, String)> = Vec::new();
     for rule in rules_of("ClusterRole", role) {
-        for g in strings(&rule["apiGroups"]) {
-            for r in strings(&rule["resources"]) {
-                for v in strings(&rule["verbs"]) {
+        for g in string_list(&rule["apiGroups"]) {
+            for r in string_list(&rule["resources"]) {
+                for v in string_list(&rule["verbs"]) {
                     granted.push((g.clone(), r.clone(), v));
                 }
             }
@@ -877,18 +871,18 @@ fn rbac_is_least_privilege() {
     // The CRD grant is limited to the CRDs of the resources the policy's rules cover.
     let crd_rule = rules_of("ClusterRole", role)
         .into_iter()
-        .find(|r| strings(&r["resources"]) == ["customresourcedefinitions"])
+        .find(|r| string_list(&r["resources"]) == ["customresourcedefinitions"])
         .unwrap();
     let mut expected = BTreeSet::new();
     for rule in metadata()["rules"].as_array().unwrap() {
-        for g in strings(&rule["apiGroups"]) {
-            for r in strings(&rule["resources"]) {
+        for g in string_list(&rule["apiGroups"]) {
+            for r in string_list(&rule["resources"]) {
                 expected.insert(format!("{r}.{g}"));
             }
         }
     }
     assert_eq!(
-        strings(&crd_rule["resourceNames"])
+        string_list(&crd_rule["resourceNames"])
             .into_iter()
             .collect::<BTreeSet<_>>(),
         expected
@@ -990,11 +984,11 @@ fn policy_server_example_matches_config() {
     let b = yaml_doc(&root().join("policy-server/policyserver.yaml")).unwrap();
     assert_eq!(a, b);
     assert_eq!(
-        strings(&a["spec"]["namespacedPoliciesCapabilities"]),
+        string_list(&a["spec"]["namespacedPoliciesCapabilities"]),
         ["kubernetes/get_resource"]
     );
     assert_eq!(
-        strings(&metadata()["hostCapabilities"]),
+        string_list(&metadata()["hostCapabilities"]),
         ["kubernetes/get_resource"]
     );
 }
@@ -1008,11 +1002,11 @@ fn metadata_and_artifacthub_agree() {
     let rules = meta["rules"].as_array().unwrap();
     assert_eq!(rules.len(), 1);
     assert_eq!(
-        strings(&rules[0]["apiGroups"]),
+        string_list(&rules[0]["apiGroups"]),
         ["olm.operatorframework.io"]
     );
-    assert_eq!(strings(&rules[0]["resources"]), ["clusterextensions"]);
-    assert_eq!(strings(&rules[0]["operations"]), ["CREATE", "UPDATE"]);
+    assert_eq!(string_list(&rules[0]["resources"]), ["clusterextensions"]);
+    assert_eq!(string_list(&rules[0]["operations"]), ["CREATE", "UPDATE"]);
     let ann = &meta["annotations"];
     for key in [
         "io.kubewarden.policy.title",
@@ -1056,7 +1050,7 @@ fn metadata_and_artifacthub_agree() {
         .split(',')
         .map(|s| s.trim().to_string())
         .collect();
-    assert_eq!(strings(&pkg["keywords"]), keywords);
+    assert_eq!(string_list(&pkg["keywords"]), keywords);
     let pann = &pkg["annotations"];
     assert_eq!(pann["kubewarden/mutation"], "true");
     assert_eq!(
@@ -1249,8 +1243,8 @@ fn check_expect(case: &str, request: &Value, response: &Value, expect: &Value) {
             "{case}: {pointer} in {object}"
         );
     }
-    let warnings = strings(&response["warnings"]);
-    for word in strings(&expect["warningsContain"]) {
+    let warnings = string_list(&response["warnings"]);
+    for word in string_list(&expect["warningsContain"]) {
         assert!(
             warnings.iter().any(|w| w.contains(&word)),
             "{case}: no warning mentions {word}: {warnings:?}"
@@ -1260,7 +1254,7 @@ fn check_expect(case: &str, request: &Value, response: &Value, expect: &Value) {
         assert!(!warnings.is_empty(), "{case}: changed without a warning");
     }
     let message = response["message"].as_str().unwrap_or_default();
-    for word in strings(&expect["messageContains"]) {
+    for word in string_list(&expect["messageContains"]) {
         assert!(
             message.contains(&word),
             "{case}: message does not mention {word}: {message}"

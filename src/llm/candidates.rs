@@ -549,15 +549,16 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
     out
 }
 
-/// A list written as one string: split at commas when there are any (`"server auth, client
-/// auth"`: an item may hold a blank), else at blanks, lower-cased or as written; the allowed
-/// items it names (`"GET and HEAD only"` → `[GET, HEAD]`); one of its words alone
-/// (`"candidate (was stable)"`).
+/// A list written as one string: split at its strongest separator when it has one (line
+/// breaks, else `;`, else commas: `"server auth, client auth"`, an item may hold a blank or a
+/// weaker separator), else at blanks, lower-cased or as written; the allowed items it names
+/// (`"GET and HEAD only"` → `[GET, HEAD]`); one of its words alone (`"candidate (was stable)"`).
 fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
     let mut out = Vec::new();
-    let listed = s.contains([',', ';']);
+    let separator = crate::repair::coerce::item_separator(s);
+    let listed = separator.is_some();
     let items: Vec<&str> = s
-        .split(|c: char| c == ',' || c == ';' || (!listed && c.is_whitespace()))
+        .split(|c: char| Some(c) == separator || (!listed && c.is_whitespace()))
         .map(str::trim)
         .filter(|i| !i.is_empty() && !FUNCTION_WORDS.contains(&i.to_lowercase().as_str()))
         .collect();
@@ -590,18 +591,16 @@ fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
     out
 }
 
-/// A string rewritten from its own text: an amount (alone when there is one, never its number
-/// or unit alone: `"512 MiB"` is not `"512"`), else its comparisons rejoined and its words.
+/// A string rewritten from its own text: an amount, however spelt, in unit symbols (alone
+/// when there is one, never its number or unit alone: `"512 MiB"` is `"512Mi"`, not `"512"`;
+/// `"2 min (the export endpoint is slow)"` is `"2m"`), else its comparisons rejoined and its
+/// words.
 fn string_rewrites(s: &str) -> Vec<Value> {
-    let mut amount = number_with_unit(s);
-    if amount.is_empty() {
-        // An amount with a remark: `"2 min (the export endpoint is slow)"`.
-        if let Some(said) = super::readings::single_amount(s).filter(|a| a != s.trim()) {
-            amount = number_with_unit(&said);
-        }
-    }
-    if !amount.is_empty() {
-        return amount;
+    if super::readings::states_an_amount(s) {
+        return super::readings::amount_spellings(s)
+            .into_iter()
+            .map(Value::from)
+            .collect();
     }
     let mut out = operator_ranges(s).unwrap_or_default();
     for word in value_words(s) {
@@ -812,35 +811,6 @@ fn named_reference(s: &str, node: &Value) -> Vec<Value> {
                 None => rest.to_string(),
             };
             out.push(serde_json::json!({ target: named, other.as_str(): value }));
-        }
-    }
-    out
-}
-
-/// A number and a unit written apart or spelt out (`"30 days"`, `"512 MiB"`) joined the way
-/// durations and quantities are written: `30days`, `30d`; `512MiB`, `512Mi`. Only symbols
-/// that mean the same amount: `512m` would be milli-bytes, `512` bytes.
-fn number_with_unit(s: &str) -> Vec<Value> {
-    let parts: Vec<&str> = s.split_whitespace().collect();
-    let [number, unit] = parts.as_slice() else {
-        return Vec::new();
-    };
-    if !number.chars().all(|c| c.is_ascii_digit() || c == '.')
-        || !unit.chars().all(|c| c.is_ascii_alphabetic())
-    {
-        return Vec::new();
-    }
-    let mut out = vec![Value::from(format!("{number}{unit}"))];
-    let Some(symbol) = super::readings::unit_symbol(unit) else {
-        return out;
-    };
-    out.push(Value::from(format!("{number}{symbol}")));
-    // A syntax without days (Go durations): the same amount in hours or minutes (only from
-    // units of a fixed length: a month has none).
-    for v in super::readings::in_smaller_units(s) {
-        let v = Value::from(v);
-        if !out.contains(&v) {
-            out.push(v);
         }
     }
     out
@@ -1750,6 +1720,9 @@ mod tests {
         assert_eq!(options[1], json!(["stable", "candidate-v2", "fast"]));
         // A separated list is not cut down to one of its items.
         assert_eq!(options.len(), 2, "{options:?}");
+        // Split at the strongest separator: a comma inside a `;`-separated item stays.
+        let options = rewrites(&json!("hostssl a,b app; host all"), &list);
+        assert_eq!(options[0], json!(["hostssl a,b app", "host all"]));
         let count = json!({"type": "integer"});
         assert_eq!(rewrites(&json!("3 replicas"), &count), vec![json!(3)]);
         // An amount keeps its size: converted to the unit the field counts in, never bare.
@@ -1792,21 +1765,18 @@ mod tests {
             vec![json!(true), json!(false)]
         );
         let text = json!({"type": "string"});
-        assert_eq!(
-            rewrites(&json!("512 MiB"), &text),
-            [json!("512MiB"), json!("512Mi")]
-        );
+        assert_eq!(rewrites(&json!("512 MiB"), &text), [json!("512Mi")]);
         assert_eq!(
             rewrites(&json!("30 days"), &text),
-            [
-                json!("30days"),
-                json!("30d"),
-                json!("720h"),
-                json!("43200m")
-            ]
+            [json!("720h"), json!("30d")]
         );
-        assert_eq!(rewrites(&json!("2 GB"), &text), [json!("2GB"), json!("2G")]);
-        assert_eq!(rewrites(&json!("3 months"), &text), [json!("3months")]);
-        assert_eq!(rewrites(&json!("5 widgets"), &text), [json!("5widgets")]);
+        assert_eq!(
+            rewrites(&json!("2 GB"), &text),
+            [json!("2G"), json!("2000M")]
+        );
+        // An amount in a unit of no fixed length, or beside another number: no spelling, and
+        // never its number alone.
+        assert!(rewrites(&json!("3 months"), &text).is_empty());
+        assert!(rewrites(&json!("2 or 3 days"), &text).is_empty());
     }
 }

@@ -219,23 +219,87 @@ pub fn same_amount(a: &str, b: &str) -> bool {
     }
 }
 
-/// A duration written with a number and a unit (`"90 days"`) in whole hours and minutes
-/// (`2160h`, `129600m`), for fields whose syntax has no days.
-pub fn in_smaller_units(text: &str) -> Vec<String> {
+/// Does `text` state an amount (a number with a unit)?
+pub fn states_an_amount(text: &str) -> bool {
+    !amounts(text).is_empty()
+}
+
+/// The one amount `text` states, however spelt (`"ten seconds"`, `"2 minutes 30 seconds"`),
+/// written with unit symbols: a duration with its parts largest first (`2m30s`), then in each
+/// unit that holds it as a whole number below 10,000 (`150s`; `2w`, `14d`), a quantity likewise
+/// (`20G`; `4Ti`, `4096Gi`). Only whole amounts, durations of fixed-length units (a month has
+/// no length in days), and only when the amount is the text's only number; at most four.
+pub fn amount_spellings(text: &str) -> Vec<String> {
     let found = amounts(text);
     let [amount] = found.as_slice() else {
         return Vec::new();
     };
-    if amount.dimension != Dimension::Time {
+    // Another number beside the amount (`two or three days`): the amount is not all it says.
+    let numbers = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+        .filter(|t| {
+            t.starts_with(|c: char| c.is_ascii_digit())
+                || (!matches!(t.to_lowercase().as_str(), "a" | "an") && number_word(t).is_some())
+        })
+        .count();
+    // (`a`/`an` are not counted: `an hour` is an amount of one number or of none.)
+    if numbers > amount.numbers {
         return Vec::new();
     }
-    [("h", 3_600.0), ("m", 60.0)]
-        .iter()
-        .filter_map(|(symbol, scale)| {
-            let n = amount.value / scale;
-            (n.fract() == 0.0 && (1.0..1e9).contains(&n)).then(|| format!("{n}{symbol}"))
-        })
-        .collect()
+    let mut out: Vec<String> = Vec::new();
+    let whole = |n: f64| n.fract() == 0.0 && (1.0..1e12).contains(&n);
+    match amount.dimension {
+        Dimension::Time => {
+            if !whole(amount.value) || !amount.fixed {
+                return out;
+            }
+            let mut rest = amount.value;
+            let mut parts = String::new();
+            for (symbol, scale) in [("h", 3_600.0), ("m", 60.0), ("s", 1.0)] {
+                let n = (rest / scale).floor();
+                if n >= 1.0 {
+                    parts.push_str(&format!("{n}{symbol}"));
+                    rest -= n * scale;
+                }
+            }
+            out.push(parts);
+            for (symbol, scale) in [
+                ("w", 7.0 * DAY),
+                ("d", DAY),
+                ("h", 3_600.0),
+                ("m", 60.0),
+                ("s", 1.0),
+            ] {
+                let n = amount.value / scale;
+                if whole(n) && n < 10_000.0 {
+                    let spelt = format!("{n}{symbol}");
+                    if !out.contains(&spelt) {
+                        out.push(spelt);
+                    }
+                }
+            }
+        }
+        Dimension::Size => {
+            for (symbol, scale) in [
+                ("Ti", 1_099_511_627_776.0),
+                ("T", 1e12),
+                ("Gi", 1_073_741_824.0),
+                ("G", 1e9),
+                ("Mi", 1_048_576.0),
+                ("M", 1e6),
+                ("Ki", 1024.0),
+                ("k", 1e3),
+            ] {
+                // A size as people write it: a whole number of a unit, below 10,000 of it.
+                let n = amount.value / scale;
+                if whole(n) && n < 10_000.0 {
+                    out.push(format!("{n}{symbol}"));
+                }
+            }
+        }
+    }
+    out.truncate(4);
+    out
 }
 
 /// The one amount `text` states (`"5 minutes"`), counted in the unit a number field counts in,
@@ -272,6 +336,10 @@ struct Amount {
     dimension: Dimension,
     /// In seconds or bytes.
     value: f64,
+    /// Numbers written in it (`2 minutes 30 seconds`: 2).
+    numbers: usize,
+    /// Every unit of it has a fixed length (months and years do not).
+    fixed: bool,
 }
 
 impl Amount {
@@ -305,6 +373,20 @@ fn unit(word: &str) -> Option<(Dimension, f64)> {
     if let Some(t) = time {
         return Some((Time, t));
     }
+    let spelt = match lower.trim_end_matches('s') {
+        "kilobyte" => Some(1e3),
+        "kibibyte" => Some(1024.0),
+        "megabyte" => Some(1e6),
+        "mebibyte" => Some(1024.0 * 1024.0),
+        "gigabyte" => Some(1e9),
+        "gibibyte" => Some(1024.0 * 1024.0 * 1024.0),
+        "terabyte" => Some(1e12),
+        "tebibyte" => Some(1024.0_f64.powi(4)),
+        _ => None,
+    };
+    if let Some(size) = spelt {
+        return Some((Size, size));
+    }
     let size = match word {
         "B" | "byte" | "bytes" => 1.0,
         "k" | "K" | "kB" | "KB" => 1e3,
@@ -318,36 +400,6 @@ fn unit(word: &str) -> Option<(Dimension, f64)> {
         _ => return None,
     };
     Some((Size, size))
-}
-
-/// The symbol a duration or a Kubernetes quantity writes `word` with, when there is exactly
-/// one (`days` → `d`, `MiB` → `Mi`, `GB` → `G`); months and years have none.
-pub fn unit_symbol(word: &str) -> Option<&'static str> {
-    let (dimension, scale) = unit(word)?;
-    let symbols: &[(&str, f64)] = match dimension {
-        Dimension::Time => &[
-            ("s", 1.0),
-            ("m", 60.0),
-            ("h", 3_600.0),
-            ("d", DAY),
-            ("w", 7.0 * DAY),
-        ],
-        Dimension::Size => &[
-            ("k", 1e3),
-            ("Ki", 1024.0),
-            ("M", 1e6),
-            ("Mi", 1_048_576.0),
-            ("G", 1e9),
-            ("Gi", 1_073_741_824.0),
-            ("T", 1e12),
-            ("Ti", 1_099_511_627_776.0),
-        ],
-    };
-    symbols
-        .iter()
-        .find(|(_, s)| *s == scale)
-        .map(|(symbol, _)| *symbol)
-        .filter(|symbol| *symbol != word)
 }
 
 fn number_word(word: &str) -> Option<f64> {
@@ -379,15 +431,49 @@ fn number_word(word: &str) -> Option<f64> {
     WORDS.iter().find(|(w, _)| *w == lower).map(|(_, n)| *n)
 }
 
-/// The amounts of a text: a number with a unit glued on (`14d`, `512Mi`) or after it (`30
-/// days`), or a number word before a unit word (`one month`, `half a day`).
+/// A duration unit of one length: not a month or a year.
+fn fixed_length(scale: f64) -> bool {
+    scale != 30.0 * DAY && scale != 365.0 * DAY
+}
+
+/// A duration or quantity written as glued parts, each a number and a unit of the same kind,
+/// largest first (`2m30s`, `1h30m`): one amount, in seconds or bytes.
+fn glued_parts(token: &str) -> Option<(Dimension, f64)> {
+    let mut rest = token;
+    let mut total = 0.0;
+    let mut last: Option<(Dimension, f64)> = None;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|&i| i > 0)?;
+        let n: f64 = rest[..digits].parse().ok()?;
+        let letters = rest[digits..]
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .map_or(rest.len(), |i| digits + i);
+        let (dimension, scale) = unit(&rest[digits..letters])?;
+        if last.is_some_and(|(d, s)| d != dimension || scale >= s) {
+            return None;
+        }
+        total += n * scale;
+        last = Some((dimension, scale));
+        rest = &rest[letters..];
+    }
+    last.map(|(dimension, _)| (dimension, total))
+}
+
+/// The amounts of a text: a number with a unit glued on (`14d`, `512Mi`, `2m30s`) or after
+/// it (`30 days`), or a number word before a unit word (`one month`, `half a day`). Parts
+/// written one after the other, largest unit first (`2 minutes 30 seconds`, `1 hour and 30
+/// minutes`), are one amount.
 fn amounts(text: &str) -> Vec<Amount> {
     let tokens: Vec<&str> = text
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
         .map(|t| t.trim_matches('.'))
         .filter(|t| !t.is_empty())
         .collect();
-    let mut out = Vec::new();
+    let mut out: Vec<Amount> = Vec::new();
+    // Where the last amount ended, its unit and its kind.
+    let mut previous: Option<(usize, f64, Dimension)> = None;
     let mut i = 0;
     while i < tokens.len() {
         let token = tokens[i];
@@ -401,28 +487,78 @@ fn amounts(text: &str) -> Vec<Amount> {
             digits.parse::<f64>().ok()
         };
         let mut found = None;
-        if let Some(n) = number {
-            if !glued.is_empty() {
-                found = unit(glued).map(|u| (n, u, token.to_string(), 1));
-            } else if let Some(u) = tokens.get(i + 1).and_then(|w| unit(w)) {
-                found = Some((n, u, format!("{token} {}", tokens[i + 1]), 2));
+        let and_a_half = |at: usize| {
+            tokens.get(at..at + 3).is_some_and(|t| {
+                t[0].eq_ignore_ascii_case("and")
+                    && t[1].eq_ignore_ascii_case("a")
+                    && t[2].eq_ignore_ascii_case("half")
+            })
+        };
+        // `one and a half hours`, `1 and a half days`.
+        if let Some(n) = number
+            .filter(|_| glued.is_empty())
+            .or_else(|| number_word(token))
+        {
+            if and_a_half(i + 1) {
+                if let Some(u) = tokens.get(i + 4).and_then(|w| unit(w)) {
+                    let said = format!("{token} and a half {}", tokens[i + 4]);
+                    found = Some((n + 0.5, u, said, 5));
+                }
             }
-        } else if let Some(n) = number_word(token) {
-            // Only a unit word here (`one m` says nothing).
-            let next = tokens.get(i + 1).filter(|w| w.chars().count() >= 2);
-            if let Some(u) = next.and_then(|w| unit(w)) {
-                let half = i > 0 && tokens[i - 1].eq_ignore_ascii_case("half");
-                let n = if half { n / 2.0 } else { n };
-                found = Some((n, u, format!("{token} {}", tokens[i + 1]), 2));
+        }
+        if found.is_none() {
+            if let Some(n) = number {
+                if !glued.is_empty() {
+                    found = unit(glued)
+                        .map(|u| (n, u))
+                        .or_else(|| glued_parts(token).map(|(d, total)| (total, (d, 1.0))))
+                        .map(|(n, u)| (n, u, token.to_string(), 1));
+                } else if let Some(u) = tokens.get(i + 1).and_then(|w| unit(w)) {
+                    found = Some((n, u, format!("{token} {}", tokens[i + 1]), 2));
+                }
+            } else if let Some(n) = number_word(token) {
+                // Only a unit word here (`one m` says nothing).
+                let next = tokens.get(i + 1).filter(|w| w.chars().count() >= 2);
+                if let Some(u) = next.and_then(|w| unit(w)) {
+                    let half = i > 0 && tokens[i - 1].eq_ignore_ascii_case("half");
+                    let n = if half { n / 2.0 } else { n };
+                    found = Some((n, u, format!("{token} {}", tokens[i + 1]), 2));
+                }
             }
+        }
+        // `an hour and a half`, `2 days and a half`.
+        if let Some((n, u, said, used)) = found.take() {
+            found = Some(if and_a_half(i + used) {
+                (n + 0.5, u, format!("{said} and a half"), used + 3)
+            } else {
+                (n, u, said, used)
+            });
         }
         match found {
             Some((n, (dimension, scale), said, used)) => {
-                out.push(Amount {
-                    said,
-                    dimension,
-                    value: n * scale,
+                // The next part of the amount before (`2 minutes` before `30 seconds`).
+                let follows = previous.filter(|&(end, previous_scale, previous_dimension)| {
+                    let joined =
+                        end == i || (end + 1 == i && tokens[end].eq_ignore_ascii_case("and"));
+                    joined && previous_dimension == dimension && scale < previous_scale
                 });
+                match (follows, out.last_mut()) {
+                    (Some((end, ..)), Some(last)) => {
+                        let and = if end == i { "" } else { " and" };
+                        last.said = format!("{}{and} {said}", last.said);
+                        last.value += n * scale;
+                        last.numbers += 1;
+                        last.fixed &= fixed_length(scale);
+                    }
+                    _ => out.push(Amount {
+                        said,
+                        dimension,
+                        value: n * scale,
+                        numbers: 1,
+                        fixed: dimension == Dimension::Size || fixed_length(scale),
+                    }),
+                }
+                previous = Some((i + used, scale, dimension));
                 i += used;
             }
             None => i += 1,
@@ -566,9 +702,49 @@ mod tests {
         assert!(same_amount("512 MiB", "512Mi"));
         assert!(!same_amount("90 days", "2159h"));
         assert!(!same_amount("90 days (two weeks)", "2160h"));
-        assert_eq!(in_smaller_units("90 days"), ["2160h", "129600m"]);
-        assert_eq!(in_smaller_units("90 minutes"), ["90m"]);
-        assert!(in_smaller_units("512 MiB").is_empty());
+        assert_eq!(amount_spellings("90 days"), ["2160h", "90d"]);
+        assert_eq!(amount_spellings("90 minutes"), ["1h30m", "90m", "5400s"]);
+        assert_eq!(amount_spellings("512 MiB"), ["512Mi"]);
+        assert_eq!(
+            amount_spellings("2 min (the export endpoint is slow)"),
+            ["2m", "120s"]
+        );
+        // Months and years have no fixed length: no other unit says them.
+        assert!(amount_spellings("6 months").is_empty());
+    }
+
+    #[test]
+    fn an_amount_in_parts_is_one_amount_however_spelt() {
+        assert_eq!(
+            single_amount("2 minutes 30 seconds").as_deref(),
+            Some("2 minutes 30 seconds")
+        );
+        assert_eq!(
+            single_amount("1 hour and 30 minutes").as_deref(),
+            Some("1 hour and 30 minutes")
+        );
+        assert!(same_amount("2 minutes 30 seconds", "2m30s"));
+        assert!(same_amount("1h30m", "90 minutes"));
+        assert!(!same_amount("2m30s", "2m"));
+        // Not parts of one amount: a smaller unit first, or words between.
+        assert!(contradiction(None, &json!("30 seconds 2 minutes"), None).is_some());
+        assert!(contradiction(None, &json!("10m, keep firing for 5m"), None).is_some());
+        assert_eq!(amount_spellings("2 minutes 30 seconds"), ["2m30s", "150s"]);
+        assert_eq!(amount_spellings("ten seconds"), ["10s"]);
+        assert_eq!(
+            amount_spellings("an hour and a half"),
+            ["1h30m", "90m", "5400s"]
+        );
+        assert_eq!(
+            amount_spellings("one and a half hours"),
+            ["1h30m", "90m", "5400s"]
+        );
+        assert_eq!(amount_spellings("2 days and a half"), ["60h", "3600m"]);
+        assert_eq!(amount_spellings("two weeks"), ["336h", "2w", "14d"]);
+        assert_eq!(amount_spellings("20 gigabytes"), ["20G"]);
+        assert_eq!(amount_spellings("4 tebibytes"), ["4Ti", "4096Gi"]);
+        assert!(amount_spellings("two or three days").is_empty());
+        assert!(amount_spellings("half a second").is_empty());
     }
 
     #[test]

@@ -87,6 +87,14 @@ pub fn holds_list_separator(s: &str) -> bool {
     s.trim().contains([',', ';', '\n'])
 }
 
+/// The separator a string divides its items with: the strongest it holds (a line break, then
+/// `;`, then `,`). A weaker one inside belongs to an item (`"hostssl a,b app; host all"` is two
+/// rules, the first naming two databases).
+pub fn item_separator(s: &str) -> Option<char> {
+    let s = s.trim();
+    ['\n', ';', ','].into_iter().find(|c| s.contains(*c))
+}
+
 fn matches_type(value: &Value, expected: &str) -> bool {
     match expected {
         "string" => value.is_string(),

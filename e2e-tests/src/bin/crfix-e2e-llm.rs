@@ -24,8 +24,8 @@ use serde_json::{json, Value};
 
 use crfix_e2e_tests::aggregator::AggregatorClient;
 use crfix_e2e_tests::{
-    admission_request, check_validation_response, inline_settings, policy_wasm_path,
-    try_crd_fixture, workspace_root, PolicyHost,
+    admission_request, check_validation_response, inline_settings, pointer_tokens,
+    policy_wasm_path, try_crd_fixture, workspace_root, PolicyHost,
 };
 
 const CE_V1: &str = "clusterextensions.olm.operatorframework.io.v1";
@@ -792,7 +792,7 @@ fn unreported(response: &Value, pointers: &[String]) -> Vec<String> {
 /// `/spec/channels/0` → `spec.channels[0]`, as crfix prints field paths.
 fn field_path(pointer: &str) -> String {
     let mut out = String::new();
-    for token in tokens(pointer) {
+    for token in pointer_tokens(pointer) {
         if !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) {
             out.push_str(&format!("[{token}]"));
         } else {
@@ -803,14 +803,6 @@ fn field_path(pointer: &str) -> String {
         }
     }
     out
-}
-
-fn tokens(pointer: &str) -> Vec<String> {
-    pointer
-        .split('/')
-        .skip(1)
-        .map(|t| t.replace("~1", "/").replace("~0", "~"))
-        .collect()
 }
 
 fn is_under(pointer: &str, root: &str) -> bool {

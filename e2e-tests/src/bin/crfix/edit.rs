@@ -14,6 +14,8 @@ use serde_json::Value;
 use yamlpatch::{Op, Patch};
 use yamlpath::{Component, Document, Route};
 
+use crfix_e2e_tests::pointer_tokens;
+
 use crate::manifests;
 
 /// The text of `text` (one YAML document, which reads as `original`) edited so that it reads
@@ -71,7 +73,7 @@ fn plan(original: &Value, wanted: &Value) -> Vec<Edit> {
         let PatchOperation::Remove(remove) = op else {
             continue;
         };
-        let removed = tokens(remove.path.as_str());
+        let removed = pointer_tokens(remove.path.as_str());
         let Some((key, parent)) = removed.split_last() else {
             continue;
         };
@@ -84,10 +86,10 @@ fn plan(original: &Value, wanted: &Value) -> Vec<Edit> {
                 .enumerate()
                 .filter(move |(_, op)| match op {
                     PatchOperation::Remove(r) if want_remove => {
-                        tokens(r.path.as_str()).split_last().map(|(_, p)| p) == Some(parent)
+                        pointer_tokens(r.path.as_str()).split_last().map(|(_, p)| p) == Some(parent)
                     }
                     PatchOperation::Add(a) if !want_remove => {
-                        tokens(a.path.as_str()).split_last().map(|(_, p)| p) == Some(parent)
+                        pointer_tokens(a.path.as_str()).split_last().map(|(_, p)| p) == Some(parent)
                     }
                     _ => false,
                 })
@@ -100,7 +102,7 @@ fn plan(original: &Value, wanted: &Value) -> Vec<Edit> {
         let (j, PatchOperation::Add(add)) = adds[0] else {
             continue;
         };
-        let to = tokens(add.path.as_str()).pop().unwrap_or_default();
+        let to = pointer_tokens(add.path.as_str()).pop().unwrap_or_default();
         edits.push(Edit::Rename {
             parent: parent.to_vec(),
             from: key.clone(),
@@ -120,14 +122,14 @@ fn plan(original: &Value, wanted: &Value) -> Vec<Edit> {
         }
         edits.push(match op {
             PatchOperation::Add(a) => Edit::Add {
-                path: tokens(a.path.as_str()),
+                path: pointer_tokens(a.path.as_str()),
                 value: a.value,
             },
             PatchOperation::Remove(r) => Edit::Remove {
-                path: tokens(r.path.as_str()),
+                path: pointer_tokens(r.path.as_str()),
             },
             PatchOperation::Replace(r) => Edit::Replace {
-                path: tokens(r.path.as_str()),
+                path: pointer_tokens(r.path.as_str()),
                 value: r.value,
             },
             // diff() makes only add, remove and replace.
@@ -357,15 +359,6 @@ fn route(value: &Value, path: &[String]) -> Route<'static> {
     Route::from(components)
 }
 
-/// A JSON Pointer's reference tokens, unescaped.
-fn tokens(pointer: &str) -> Vec<String> {
-    pointer
-        .split('/')
-        .skip(1)
-        .map(|t| t.replace("~1", "/").replace("~0", "~"))
-        .collect()
-}
-
 fn pointer_of(path: &[String]) -> String {
     path.iter()
         .map(|t| format!("/{}", t.replace('~', "~0").replace('/', "~1")))
@@ -396,7 +389,7 @@ fn is_object_at(value: &Value, path: &[String]) -> bool {
 /// key's line for a mapping entry); the nearest existing parent's line when the value is new.
 pub fn line_of(text: &str, value: &Value, pointer: &str) -> Option<usize> {
     let document = Document::new(text).ok()?;
-    let mut path = tokens(pointer);
+    let mut path = pointer_tokens(pointer);
     loop {
         if path.is_empty() {
             return None;

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crfix_e2e_tests::eval::{CorrectionFlags, ModuleCacheFlags};
 use crfix_e2e_tests::{
-    admission_request_with_resource, callback_failure, load_document, not_found_error,
+    admission_request_with_resource, callback_failure, load_document, not_found_error, string_list,
     GetResourceCall, PolicyHost,
 };
 
@@ -317,7 +317,7 @@ impl Checker {
             match (response["accepted"].as_bool(), repaired) {
                 (Some(true), None) => {
                     let mut status = Status::Valid;
-                    for warning in strings(&response["warnings"]) {
+                    for warning in string_list(&response["warnings"]) {
                         let warning = warning.replacen("crfix: ", "", 1);
                         if let Some(why) = warning.strip_prefix("not checked: ") {
                             status = Status::NotChecked;
@@ -333,7 +333,7 @@ impl Checker {
                         .0
                         .first()
                         .map(|op| op.path().to_string());
-                    for warning in strings(&response["warnings"]) {
+                    for warning in string_list(&response["warnings"]) {
                         let pointer = first_pointer(&warning)
                             .filter(|p| edit::line_of(text, object, p).is_some())
                             .or(first_change.clone());
@@ -464,18 +464,6 @@ fn first_content_line(text: &str) -> usize {
             !(l.is_empty() || l.starts_with('#') || l.starts_with("---"))
         })
         .unwrap_or(0)
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The repaired object without the admission-only annotation (and without an annotations

@@ -20,9 +20,11 @@ pub fn finding_line(f: &Finding) -> String {
 pub fn summary(report: &Report, written: bool) -> String {
     let objects: usize = report.files.iter().map(|f| f.objects.len()).sum();
     let fixed = if written { "fixed" } else { "fixable" };
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     format!(
-        "crfix: {objects} objects in {} files: {} valid, {} {fixed}, {} invalid, {} not checked",
-        report.files.len(),
+        "crfix: {} in {}: {} valid, {} {fixed}, {} invalid, {} not checked",
+        plural(objects, "object"),
+        plural(report.files.len(), "file"),
         report.count(Status::Valid),
         report.count(Status::Fixed),
         report.count(Status::Invalid),

@@ -538,6 +538,7 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
             }
         }
         "object" => {
+            out.extend(pair_object(s, node));
             out.extend(label_map(s, node));
             out.extend(list_into_property(s, node));
             out.extend(set_based_selector(s, node));
@@ -647,11 +648,33 @@ fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
         .filter_map(|list| {
             list.as_array()?
                 .iter()
-                .map(|part| named_reference(part.as_str()?, item).into_iter().next())
+                .map(|part| {
+                    let part = part.as_str()?;
+                    pair_object(part, item)
+                        .or_else(|| named_reference(part, item).into_iter().next())
+                })
                 .collect::<Option<Vec<Value>>>()
                 .map(Value::Array)
         })
         .collect()
+}
+
+/// `name=value` as the object's name and value fields (`{name, value}`, `{key, value}`): a Helm
+/// parameter, an analysis argument. The pair's own structure, nothing added.
+fn pair_object(s: &str, node: &Value) -> Option<Value> {
+    let (key, value) = s.split_once('=')?;
+    let (key, value) = (key.trim(), value.trim());
+    if key.is_empty()
+        || value.is_empty()
+        || key.contains(char::is_whitespace)
+        || value.contains('=')
+    {
+        return None;
+    }
+    let string =
+        |name: &str| schema::child(node, name).is_some_and(|c| schema::type_of(c) == "string");
+    let key_field = ["name", "key"].into_iter().find(|f| string(f))?;
+    string("value").then(|| serde_json::json!({ key_field: key, "value": value }))
 }
 
 /// A list written as one string, in the object's one property that is a list of strings
@@ -766,8 +789,20 @@ fn named_reference(s: &str, node: &Value) -> Vec<Value> {
         return Vec::new();
     };
     let s = s.trim();
-    if s.is_empty() || s.contains(char::is_whitespace) {
+    // A name holds no blank and no `=` (`a=b` is a pair: [`pair_object`]).
+    if s.is_empty() || s.contains(char::is_whitespace) || s.contains('=') {
         return Vec::new();
+    }
+    // kubectl's `TYPE/NAME` (`Deployment/inventory-api`): where the object names a kind, a first
+    // part written as a kind is is the kind, and only that reading is offered.
+    let free_kind = schema::child(node, "kind")
+        .is_some_and(|k| schema::type_of(k) == "string" && schema::enum_values(k).is_none());
+    if let Some((kind, name)) = s.split_once('/') {
+        let written_as_kind = kind.starts_with(|c: char| c.is_ascii_uppercase())
+            && kind.chars().all(|c| c.is_ascii_alphanumeric());
+        if free_kind && written_as_kind && !name.is_empty() && !name.contains('/') {
+            return vec![serde_json::json!({ target: name, "kind": kind })];
+        }
     }
     let mut out = vec![serde_json::json!({ target: s })];
     let Some(properties) = node.get("properties").and_then(Value::as_object) else {
@@ -1674,6 +1709,34 @@ mod tests {
         assert_eq!(
             options[0],
             json!([{"name": "infra-controllers"}, {"name": "infra-configs"}])
+        );
+        // Pairs into `{name, value}` items, alone or as a list.
+        let args = json!({"type": "array", "items": {"type": "object", "required": ["name"],
+            "properties": {"name": {"type": "string"}, "value": {"type": "string"}}}});
+        let options = rewrites(&json!("service-name=orders-canary, threshold=0.05"), &args);
+        assert_eq!(
+            options[0],
+            json!([{"name": "service-name", "value": "orders-canary"},
+                   {"name": "threshold", "value": "0.05"}])
+        );
+        assert!(
+            options
+                .iter()
+                .all(|o| !o[0]["name"].as_str().unwrap_or("").contains('=')),
+            "{options:?}"
+        );
+        let parameter = &args["items"];
+        assert_eq!(
+            rewrites(&json!("grafana.enabled=false"), parameter),
+            vec![json!({"name": "grafana.enabled", "value": "false"})]
+        );
+        // kubectl's TYPE/NAME where the object names a kind freely.
+        let workload = json!({"type": "object", "properties": {
+            "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+            "name": {"type": "string"}}});
+        assert_eq!(
+            rewrites(&json!("Deployment/inventory-api"), &workload),
+            vec![json!({"name": "inventory-api", "kind": "Deployment"})]
         );
         // A part that is no name (it holds a blank) makes no reference list.
         let options = rewrites(&json!("infra controllers, configs"), &depends_on);

@@ -4,13 +4,20 @@ fixture that defines its object's kind, a hand-written correct answer satisfies 
 wrong answers (ones the real 1.5B model actually gave, and plausible ones written by hand) are
 rejected by it. Guards against cases that cannot pass or cannot fail.
 
+With crfix-eval built (`make build-eval`, or `$CRFIX_EVAL`) and the policy module, it also asks
+crfix's validator, in validate mode against the case's fixture: the object as written must be
+invalid, and the reference answer, applied to it, valid (a case whose object is valid, or whose
+fixture's rules the API server would refuse, shows up here before a model run).
+
     python3 scripts/e2e-llm/check_cases.py
 """
 import glob
 import json
 import os
 import re
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import probe  # noqa: E402
@@ -231,7 +238,53 @@ def crd_problems(case):
     return problems
 
 
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+CRFIX_EVAL = os.environ.get("CRFIX_EVAL") or os.path.join(ROOT, "target", "debug", "crfix-eval")
+
+
+def fixture_path(case):
+    name = case.get("crd")
+    if name is None:
+        version = case["object"].get("apiVersion", "").rpartition("/")[2]
+        name = f"clusterextensions.olm.operatorframework.io.{version}"
+    return os.path.join(CRDS_DIR, name + ".yaml")
+
+
+def crfix_accepts(case, obj, tmp):
+    """crfix's validate-mode answer for `obj` (an UPDATE from the case's oldObject)."""
+    request = os.path.join(tmp, "object.json")
+    with open(request, "w") as fh:
+        json.dump(obj, fh)
+    args = [CRFIX_EVAL, "--request-path", request, "--crd", fixture_path(case), "--json",
+            "--settings-json", '{"mode": "validate", "schemaSource": "inline"}']
+    if case.get("operation") == "UPDATE":
+        old = os.path.join(tmp, "old.json")
+        with open(old, "w") as fh:
+            json.dump(case["oldObject"], fh)
+        args += ["--old-object", old]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip())
+    return json.loads(out.stdout)["accepted"]
+
+
+def validation_problems(case, tmp):
+    problems = []
+    if crfix_accepts(case, case["object"], tmp):
+        problems.append("crfix's validator finds the object valid")
+    ideal = IDEAL.get(case["name"])
+    if isinstance(ideal, list):
+        fixed = probe.apply_patch(case["object"], ideal)
+        if not crfix_accepts(case, fixed, tmp):
+            problems.append("crfix's validator finds the reference answer invalid")
+    return problems
+
+
 def main():
+    validate = os.access(CRFIX_EVAL, os.X_OK)
+    if not validate:
+        print(f"(no {CRFIX_EVAL}: objects and reference answers not validated; make build-eval)")
+    tmp = tempfile.mkdtemp(prefix="crfix-check-cases-")
     passed = failed = 0
     for c in probe.load_cases([]):
         problems = []
@@ -251,6 +304,8 @@ def main():
             _, ok, reasons, _ = probe.score(c, "json-patch", json.dumps(IDEAL[c["name"]]))
             if not ok:
                 problems.append(f"a correct answer fails: {reasons}")
+        if validate and not problems:
+            problems.extend(validation_problems(c, tmp))
         for wrong in (WRONG, PLAUSIBLE_WRONG):
             if c["name"] in wrong:
                 _, ok, _, _ = probe.score(c, "json-patch", json.dumps(wrong[c["name"]]))

@@ -50,6 +50,12 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+#[track_caller]
+fn assert_stderr_has(out: &Output, text: &str) {
+    let stderr = stderr(out);
+    assert!(stderr.contains(text), "no {text:?} in:\n{stderr}");
+}
+
 /// The sample repository copied into `dir`; its files' texts by relative path.
 fn sample_repository(dir: &Path) -> BTreeMap<String, String> {
     let source = workspace_root().join("examples/repository");
@@ -163,12 +169,9 @@ fn the_sample_repository_is_checked_fixed_in_place_and_stays_fixed() {
         11,
         "fixed: set /spec/prune \"true\" → true",
     );
-    assert!(
-        stderr(&check).contains(
-            "crfix: 25 objects in 22 files: 12 valid, 7 fixable, 2 invalid, 4 not checked"
-        ),
-        "{}",
-        stderr(&check)
+    assert_stderr_has(
+        &check,
+        "crfix: 25 objects in 22 files: 12 valid, 7 fixable, 2 invalid, 4 not checked",
     );
 
     // The default prints the diff and changes nothing.
@@ -210,11 +213,7 @@ fn the_sample_repository_is_checked_fixed_in_place_and_stays_fixed() {
     // A second --write changes nothing; the fixed objects are now valid.
     let again = crfix(&cache, &["fix", &dir, "--crd", &crds, "--write"], None);
     assert_eq!(read_tree(&repo, &before), after);
-    assert!(
-        stderr(&again).contains("19 valid, 0 fixed, 2 invalid"),
-        "{}",
-        stderr(&again)
-    );
+    assert_stderr_has(&again, "19 valid, 0 fixed, 2 invalid");
 
     // Without the two objects no rule can fix, --check passes.
     std::fs::remove_file(repo.join("operators/no-package.yaml")).unwrap();
@@ -239,11 +238,7 @@ fn standard_input_is_read_and_the_fixed_stream_written() {
         "{}",
         stdout(&diff)
     );
-    assert!(
-        stderr(&diff).contains("-:33: ClusterExtension/grafana: fixed"),
-        "{}",
-        stderr(&diff)
-    );
+    assert_stderr_has(&diff, "-:33: ClusterExtension/grafana: fixed");
 
     // `kustomize build | crfix fix --write - | kubectl apply -f -`: the whole stream, fixed.
     let write = crfix(
@@ -330,12 +325,9 @@ spec:
     let out = crfix(&cache, &["fix", &path, "--crd", &crds, "--write"], None);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), label);
-    assert!(
-        stderr(&out).contains(
-            "not-written: the fix is not written: the change reaches a value that an anchor shares"
-        ),
-        "{}",
-        stderr(&out)
+    assert_stderr_has(
+        &out,
+        "not-written: the fix is not written: the change reaches a value that an anchor shares",
     );
 
     // --allow-reformat writes the document whole.
@@ -354,7 +346,7 @@ spec:
         written["spec"]["selector"]["matchLabels"]["minVersion"],
         "tls12"
     );
-    assert!(stderr(&out).contains("reformatted"), "{}", stderr(&out));
+    assert_stderr_has(&out, "reformatted");
 }
 
 #[test]
@@ -435,11 +427,7 @@ fn errors_exit_2_and_the_module_is_compiled_once() {
     // No CRD for anything: nothing could be checked, which is an error, not a pass.
     let out = crfix(&cache, &["fix", &sample], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("no CRD to check against"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "no CRD to check against");
 
     // Broken YAML names the file and the document's line.
     let broken = tmp.path().join("broken.yaml");
@@ -450,8 +438,8 @@ fn errors_exit_2_and_the_module_is_compiled_once() {
         None,
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("broken.yaml"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("line 2"), "{}", stderr(&out));
+    assert_stderr_has(&out, "broken.yaml");
+    assert_stderr_has(&out, "line 2");
 
     // A path that does not exist.
     let out = crfix(&cache, &["fix", "/nonexistent/crfix", "--crd", &crds], None);
@@ -468,16 +456,8 @@ fn errors_exit_2_and_the_module_is_compiled_once() {
         &["fix", &sample, "--crd", &crds, "--check", "-v"],
         None,
     );
-    assert!(
-        stderr(&first).contains("module cache: compiled, stored"),
-        "{}",
-        stderr(&first)
-    );
-    assert!(
-        stderr(&second).contains("module cache: hit"),
-        "{}",
-        stderr(&second)
-    );
+    assert_stderr_has(&first, "module cache: compiled, stored");
+    assert_stderr_has(&second, "module cache: hit");
     assert_eq!(first.status.code(), Some(1));
     assert_eq!(second.status.code(), Some(1));
 }
@@ -525,11 +505,7 @@ fn crds_from_the_cluster_are_read_with_kubectl() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("ClusterExtension/argocd: fixed"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "ClusterExtension/argocd: fixed");
     assert_eq!(
         std::fs::read_to_string(&args_file).unwrap().trim(),
         "--context prod get customresourcedefinitions.apiextensions.k8s.io -o json"
@@ -601,11 +577,7 @@ spec:
     let proposed = crfix(&cache, &[args.clone(), vec!["--write"]].concat(), None);
     assert_eq!(proposed.status.code(), Some(1), "{}", stderr(&proposed));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
-    assert!(
-        stderr(&proposed).contains("proposal: crfix changed nothing because"),
-        "{}",
-        stderr(&proposed)
-    );
+    assert_stderr_has(&proposed, "proposal: crfix changed nothing because");
     assert!(llm.request_count() >= 1, "the proxy asked the model");
 
     // The user accepts uncertain fixes: the package name is added, every other line kept.
@@ -625,11 +597,7 @@ spec:
         load_document(&file).unwrap()["spec"]["source"]["catalog"]["packageName"],
         "argocd-operator"
     );
-    assert!(
-        stderr(&applied).contains("from LLM"),
-        "{}",
-        stderr(&applied)
-    );
+    assert_stderr_has(&applied, "from LLM");
 }
 
 #[test]
@@ -661,11 +629,7 @@ fn an_installed_crfix_finds_its_module_beside_it() {
     };
     let out = run();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("ClusterExtension/argocd: fixed"),
-        "{}",
-        stderr(&out)
-    );
+    assert_stderr_has(&out, "ClusterExtension/argocd: fixed");
 
     // Without it, the error says how to get one.
     std::fs::remove_file(prefix.join("share/crfix/crfix_policy.wasm")).unwrap();
@@ -678,7 +642,7 @@ fn an_installed_crfix_finds_its_module_beside_it() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("make build-wasm"), "{}", stderr(&out));
+    assert_stderr_has(&out, "make build-wasm");
 }
 
 #[test]

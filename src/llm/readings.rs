@@ -461,6 +461,10 @@ fn glued_parts(token: &str) -> Option<(Dimension, f64)> {
     last.map(|(dimension, _)| (dimension, total))
 }
 
+/// One amount read at `tokens[i]`: its number, unit (kind and scale), the words that say it,
+/// and how many tokens they take.
+type Read = (f64, (Dimension, f64), String, usize);
+
 /// The amounts of a text: a number with a unit glued on (`14d`, `512Mi`, `2m30s`) or after
 /// it (`30 days`), or a number word before a unit word (`one month`, `half a day`). Parts
 /// written one after the other, largest unit first (`2 minutes 30 seconds`, `1 hour and 30
@@ -476,95 +480,102 @@ fn amounts(text: &str) -> Vec<Amount> {
     let mut previous: Option<(usize, f64, Dimension)> = None;
     let mut i = 0;
     while i < tokens.len() {
-        let token = tokens[i];
-        let split = token
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(token.len());
-        let (digits, glued) = token.split_at(split);
-        let number = if digits.is_empty() {
-            None
-        } else {
-            digits.parse::<f64>().ok()
+        let Some((n, (dimension, scale), said, used)) = amount_at(&tokens, i) else {
+            i += 1;
+            continue;
         };
-        let mut found = None;
-        let and_a_half = |at: usize| {
-            tokens.get(at..at + 3).is_some_and(|t| {
-                t[0].eq_ignore_ascii_case("and")
-                    && t[1].eq_ignore_ascii_case("a")
-                    && t[2].eq_ignore_ascii_case("half")
-            })
-        };
-        // `one and a half hours`, `1 and a half days`.
-        if let Some(n) = number
-            .filter(|_| glued.is_empty())
-            .or_else(|| number_word(token))
-        {
-            if and_a_half(i + 1) {
-                if let Some(u) = tokens.get(i + 4).and_then(|w| unit(w)) {
-                    let said = format!("{token} and a half {}", tokens[i + 4]);
-                    found = Some((n + 0.5, u, said, 5));
-                }
+        // The next part of the amount before (`2 minutes` before `30 seconds`).
+        let follows = previous.filter(|&(end, previous_scale, previous_dimension)| {
+            let joined = end == i || (end + 1 == i && tokens[end].eq_ignore_ascii_case("and"));
+            joined && previous_dimension == dimension && scale < previous_scale
+        });
+        match (follows, out.last_mut()) {
+            (Some((end, ..)), Some(last)) => {
+                let and = if end == i { "" } else { " and" };
+                last.said = format!("{}{and} {said}", last.said);
+                last.value += n * scale;
+                last.numbers += 1;
+                last.fixed &= fixed_length(scale);
             }
+            _ => out.push(Amount {
+                said,
+                dimension,
+                value: n * scale,
+                numbers: 1,
+                fixed: dimension == Dimension::Size || fixed_length(scale),
+            }),
         }
-        if found.is_none() {
-            if let Some(n) = number {
-                if !glued.is_empty() {
-                    found = unit(glued)
-                        .map(|u| (n, u))
-                        .or_else(|| glued_parts(token).map(|(d, total)| (total, (d, 1.0))))
-                        .map(|(n, u)| (n, u, token.to_string(), 1));
-                } else if let Some(u) = tokens.get(i + 1).and_then(|w| unit(w)) {
-                    found = Some((n, u, format!("{token} {}", tokens[i + 1]), 2));
-                }
-            } else if let Some(n) = number_word(token) {
-                // Only a unit word here (`one m` says nothing).
-                let next = tokens.get(i + 1).filter(|w| w.chars().count() >= 2);
-                if let Some(u) = next.and_then(|w| unit(w)) {
-                    let half = i > 0 && tokens[i - 1].eq_ignore_ascii_case("half");
-                    let n = if half { n / 2.0 } else { n };
-                    found = Some((n, u, format!("{token} {}", tokens[i + 1]), 2));
-                }
-            }
-        }
-        // `an hour and a half`, `2 days and a half`.
-        if let Some((n, u, said, used)) = found.take() {
-            found = Some(if and_a_half(i + used) {
-                (n + 0.5, u, format!("{said} and a half"), used + 3)
-            } else {
-                (n, u, said, used)
-            });
-        }
-        match found {
-            Some((n, (dimension, scale), said, used)) => {
-                // The next part of the amount before (`2 minutes` before `30 seconds`).
-                let follows = previous.filter(|&(end, previous_scale, previous_dimension)| {
-                    let joined =
-                        end == i || (end + 1 == i && tokens[end].eq_ignore_ascii_case("and"));
-                    joined && previous_dimension == dimension && scale < previous_scale
-                });
-                match (follows, out.last_mut()) {
-                    (Some((end, ..)), Some(last)) => {
-                        let and = if end == i { "" } else { " and" };
-                        last.said = format!("{}{and} {said}", last.said);
-                        last.value += n * scale;
-                        last.numbers += 1;
-                        last.fixed &= fixed_length(scale);
-                    }
-                    _ => out.push(Amount {
-                        said,
-                        dimension,
-                        value: n * scale,
-                        numbers: 1,
-                        fixed: dimension == Dimension::Size || fixed_length(scale),
-                    }),
-                }
-                previous = Some((i + used, scale, dimension));
-                i += used;
-            }
-            None => i += 1,
-        }
+        previous = Some((i + used, scale, dimension));
+        i += used;
     }
     out
+}
+
+/// `and a half` at `tokens[at..]`.
+fn and_a_half(tokens: &[&str], at: usize) -> bool {
+    tokens.get(at..at + 3).is_some_and(|t| {
+        t[0].eq_ignore_ascii_case("and")
+            && t[1].eq_ignore_ascii_case("a")
+            && t[2].eq_ignore_ascii_case("half")
+    })
+}
+
+/// The amount that starts at `tokens[i]`, if one does: `one and a half hours`, `14d`,
+/// `2m30s`, `30 days`, `one month` (after `half`: half a month), each with `and a half` after
+/// it added (`an hour and a half`).
+fn amount_at(tokens: &[&str], i: usize) -> Option<Read> {
+    let token = tokens[i];
+    let split = token
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(token.len());
+    let (digits, glued) = token.split_at(split);
+    let number = if digits.is_empty() {
+        None
+    } else {
+        digits.parse::<f64>().ok()
+    };
+    let half_first = number
+        .filter(|_| glued.is_empty())
+        .or_else(|| number_word(token))
+        .filter(|_| and_a_half(tokens, i + 1))
+        .and_then(|n| {
+            let u = tokens.get(i + 4).and_then(|w| unit(w))?;
+            Some((
+                n + 0.5,
+                u,
+                format!("{token} and a half {}", tokens[i + 4]),
+                5,
+            ))
+        });
+    if half_first.is_some() {
+        return half_first;
+    }
+    let (n, u, said, used) = if let Some(n) = number {
+        if glued.is_empty() {
+            let u = tokens.get(i + 1).and_then(|w| unit(w))?;
+            (n, u, format!("{token} {}", tokens[i + 1]), 2)
+        } else {
+            let (n, u) = unit(glued)
+                .map(|u| (n, u))
+                .or_else(|| glued_parts(token).map(|(d, total)| (total, (d, 1.0))))?;
+            (n, u, token.to_string(), 1)
+        }
+    } else {
+        let n = number_word(token)?;
+        // Only a unit word here (`one m` says nothing).
+        let u = tokens
+            .get(i + 1)
+            .filter(|w| w.chars().count() >= 2)
+            .and_then(|w| unit(w))?;
+        let half = i > 0 && tokens[i - 1].eq_ignore_ascii_case("half");
+        let n = if half { n / 2.0 } else { n };
+        (n, u, format!("{token} {}", tokens[i + 1]), 2)
+    };
+    Some(if and_a_half(tokens, i + used) {
+        (n + 0.5, u, format!("{said} and a half"), used + 3)
+    } else {
+        (n, u, said, used)
+    })
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::guardrails::Violation;
 use crate::pointer;
-use crate::repair::coerce::{holds_list_separator, item_separator};
+use crate::repair::coerce::{holds_list_separator, item_separator, may_be_several_items};
 use crate::schema;
 
 /// Words that turn what follows them into what the user does not want.
@@ -247,6 +247,19 @@ pub fn accepts(node: &Value, value: &Value) -> bool {
     crate::validation::validate(&wrapper, &object, None, options).is_valid()
 }
 
+/// `"websecure  # not web"` → `["websecure  # not web"]`: a string with blanks wrapped whole
+/// into a list of free text is one reading of several (`coerce::may_be_several_items`).
+fn wrapped_whole(schema: &Value, path: &str, before: &Value, after: &Value) -> Option<String> {
+    let (Value::String(text), [Value::String(item)]) = (before, after.as_array()?.as_slice())
+    else {
+        return None;
+    };
+    let item_node = schema::node_at(schema, path).and_then(|n| n.get("items"));
+    (item.trim() == text.trim() && may_be_several_items(text, item_node)).then(|| {
+        format!("{path}: a string with blanks in it, wrapped whole into a one-item list, may be several items or one with a remark")
+    })
+}
+
 /// A value the user wrote as a scalar, now inside an object crfix made of it (`"prod"` →
 /// `{name: prod}`): which field it went to is certain only when no other field of that object
 /// that is still free would take it too (`server`, `namespace`). The first such place, named.
@@ -329,6 +342,9 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
             json_patch::PatchOperation::Replace(json_patch::ReplaceOperation { value, .. }) => {
                 if let Some(old) = given.pointer(&path) {
                     if let Some(why) = ambiguous_placement(schema, &path, old, value) {
+                        return Err(why);
+                    }
+                    if let Some(why) = wrapped_whole(schema, &path, old, value) {
                         return Err(why);
                     }
                     value_words(schema, &path, old, &mut removed, 0);
@@ -570,6 +586,18 @@ mod tests {
         )
         .is_ok());
         assert!(split(json!({"mode": "read_only"}), json!({"mode": "ReadOnly"})).is_ok());
+        // A string with blanks wrapped whole into a list of free text is one reading of several.
+        let e = split(
+            json!({"names": "websecure   # not web"}),
+            json!({"names": ["websecure   # not web"]}),
+        )
+        .unwrap_err();
+        assert!(e.contains("several items"), "{e}");
+        assert!(split(
+            json!({"names": "websecure"}),
+            json!({"names": ["websecure"]})
+        )
+        .is_ok());
         // A scalar put into an object is certain only where no other free field takes it.
         let s2 = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
             "destination": {"type": "object", "properties": {

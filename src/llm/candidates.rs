@@ -321,8 +321,9 @@ fn resolutions(
             (_, Some(v)) => {
                 if let Some(node) = node {
                     options.extend(split_to_sibling(sources, p, v));
+                    let old = sources.old_object.and_then(|o| o.pointer(p));
                     options.extend(
-                        rewrites(v, node)
+                        rewrites_over(v, node, old)
                             .into_iter()
                             .map(|v| vec![Edit::Set(p.to_string(), v)]),
                     );
@@ -492,6 +493,12 @@ fn lines_as_map(items: &[Value], node: &Value) -> Option<Value> {
 
 /// New values for an invalid value, made of its own text.
 fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
+    rewrites_over(value, node, None)
+}
+
+/// [`rewrites`] on UPDATE: `old` is the stored value there, whose amount in a user's text is
+/// the past (`"8 MiB/s (raised from 2 MiB/s)"` over `2097152` states one new amount).
+fn rewrites_over(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
     if let Value::Array(items) = value {
         return lines_as_map(items, node).into_iter().collect();
     }
@@ -524,7 +531,7 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
         // never 5. Otherwise the numbers written in it: `"3 replicas"`, `"7 (one a week)"`.
         "integer" | "number" => {
             let description = node.get("description").and_then(Value::as_str);
-            match super::readings::amount_in_field_unit(s, description.unwrap_or_default()) {
+            match super::readings::amount_in_field_unit(s, description.unwrap_or_default(), old) {
                 Some(Some(n)) if kind == "number" => {
                     out.extend(serde_json::Number::from_f64(n).map(Value::Number))
                 }
@@ -564,8 +571,10 @@ fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
         .filter(|i| !i.is_empty() && !FUNCTION_WORDS.contains(&i.to_lowercase().as_str()))
         .collect();
     // As written first (file names, image names keep their case); lower-cased for a schema
-    // that wants it (a DNS-1123 pattern then refuses the first).
-    if !items.is_empty() {
+    // that wants it (a DNS-1123 pattern then refuses the first). Prose (more words than a list
+    // of values written with blanks has) is no list: its first word is, below.
+    let prose = !listed && items.len() > MAX_VALUE_WORDS;
+    if !items.is_empty() && !prose {
         out.push(Value::Array(
             items.iter().map(|i| Value::from(*i)).collect(),
         ));
@@ -660,10 +669,24 @@ fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
 }
 
 /// `name=value` as the object's name and value fields (`{name, value}`, `{key, value}`): a Helm
-/// parameter, an analysis argument. The pair's own structure, nothing added.
+/// parameter, an analysis argument. A comparison (`severity=~"critical|warning"`) likewise,
+/// where one field's enum names its operator: the operator goes there, and only there
+/// (`{name, matchType: "=~", value}`); quotes around the value are the syntax's, not the value's.
+/// The pair's own structure, nothing added.
 fn pair_object(s: &str, node: &Value) -> Option<Value> {
-    let (key, value) = s.split_once('=')?;
-    let (key, value) = (key.trim(), value.trim());
+    let string =
+        |name: &str| schema::child(node, name).is_some_and(|c| schema::type_of(c) == "string");
+    let key_field = ["name", "key"].into_iter().find(|f| string(f))?;
+    if !string("value") {
+        return None;
+    }
+    let (key, operator, value) = comparison(s, node)?;
+    let quoted = value.len() >= 2 && value.starts_with('"') && value.ends_with('"');
+    let value = if quoted {
+        &value[1..value.len() - 1]
+    } else {
+        value
+    };
     if key.is_empty()
         || value.is_empty()
         || key.contains(char::is_whitespace)
@@ -671,10 +694,48 @@ fn pair_object(s: &str, node: &Value) -> Option<Value> {
     {
         return None;
     }
-    let string =
-        |name: &str| schema::child(node, name).is_some_and(|c| schema::type_of(c) == "string");
-    let key_field = ["name", "key"].into_iter().find(|f| string(f))?;
-    string("value").then(|| serde_json::json!({ key_field: key, "value": value }))
+    let mut object = serde_json::json!({ key_field: key, "value": value });
+    if let Some((field, op)) = operator {
+        object[field] = Value::from(op);
+    }
+    Some(object)
+}
+
+/// A comparison's key, its operator (the property whose enum names it, and the symbol) and
+/// its value.
+type Comparison<'s> = (&'s str, Option<(&'s str, &'s str)>, &'s str);
+
+/// `key=value`, or `key OP value` where OP is the longest operator some property's enum of
+/// symbols allows (`=~`, `!=`): the key, that property and operator (none for a plain `=`
+/// nobody's enum names), and the value.
+fn comparison<'s>(s: &'s str, node: &'s Value) -> Option<Comparison<'s>> {
+    let symbolic = |v: &&str| !v.is_empty() && !v.chars().any(char::is_alphanumeric);
+    let mut operators: Vec<(&str, &str)> = node
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .flat_map(|(field, child)| {
+            schema::enum_values(child)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .filter(symbolic)
+                .map(move |op| (field.as_str(), op))
+        })
+        .collect();
+    operators.sort_by_key(|(_, op)| std::cmp::Reverse(op.len()));
+    let first = s.find(|c: char| "=!<>~".contains(c))?;
+    let rest = &s[first..];
+    if let Some(&(field, op)) = operators.iter().find(|(_, op)| rest.starts_with(op)) {
+        return Some((
+            s[..first].trim(),
+            Some((field, op)),
+            s[first + op.len()..].trim(),
+        ));
+    }
+    let (key, value) = s.split_once('=')?;
+    (key.len() == first).then(|| (key.trim(), None, value.trim()))
 }
 
 /// A list written as one string, in the object's one property that is a list of strings
@@ -777,6 +838,19 @@ fn set_based_selector(s: &str, node: &Value) -> Vec<Value> {
 /// A reference given by its name alone (`"media-backup-gcs"` for `{name: ...}`): the string
 /// as the object's one required string property, or its `name`.
 fn named_reference(s: &str, node: &Value) -> Vec<Value> {
+    // kubectl's lower-case `type/NAME` (`secret/shop-tls`) where the object names that type's
+    // name in one field (`secretName`): the name goes there, and only there.
+    if let Some((kind, name)) = s.trim().split_once('/') {
+        let field = format!("{kind}Name");
+        let names_it = !kind.is_empty()
+            && kind.chars().all(|c| c.is_ascii_lowercase())
+            && schema::child(node, &field).is_some_and(|c| {
+                schema::type_of(c) == "string" && schema::enum_values(c).is_none()
+            });
+        if names_it && is_dns_label(name.split('.').next().unwrap_or_default()) {
+            return vec![serde_json::json!({ field: name })];
+        }
+    }
     let required: Vec<&str> = schema::required(node).collect();
     let target = match required.as_slice() {
         [only] => Some(*only),
@@ -797,11 +871,22 @@ fn named_reference(s: &str, node: &Value) -> Vec<Value> {
     // part written as a kind is is the kind, and only that reading is offered.
     let free_kind = schema::child(node, "kind")
         .is_some_and(|k| schema::type_of(k) == "string" && schema::enum_values(k).is_none());
-    if let Some((kind, name)) = s.split_once('/') {
-        let written_as_kind = kind.starts_with(|c: char| c.is_ascii_uppercase())
-            && kind.chars().all(|c| c.is_ascii_alphanumeric());
-        if free_kind && written_as_kind && !name.is_empty() && !name.contains('/') {
-            return vec![serde_json::json!({ target: name, "kind": kind })];
+    // Kubernetes' `NAMESPACE/NAME` (`flux-system/cert-manager`, as keys, `--depends-on` and
+    // `kubectl -n` print it): where the object has a free namespace field, a first part written
+    // as a namespace is the namespace. In both forms the name comes last.
+    let free_namespace = schema::child(node, "namespace")
+        .is_some_and(|n| schema::type_of(n) == "string" && schema::enum_values(n).is_none());
+    if let Some((scope, name)) = s.split_once('/') {
+        let written_as_kind = scope.starts_with(|c: char| c.is_ascii_uppercase())
+            && scope.chars().all(|c| c.is_ascii_alphanumeric());
+        if !name.is_empty() && !name.contains('/') {
+            if free_kind && written_as_kind {
+                return vec![serde_json::json!({ target: name, "kind": scope })];
+            }
+            if free_namespace && target != "namespace" && is_dns_label(scope) && is_dns_label(name)
+            {
+                return vec![serde_json::json!({ target: name, "namespace": scope })];
+            }
         }
     }
     let mut out = vec![serde_json::json!({ target: s })];
@@ -849,6 +934,16 @@ fn named_reference(s: &str, node: &Value) -> Vec<Value> {
         }
     }
     out
+}
+
+/// A lower-case DNS label, as namespaces and most object names are (`flux-system`).
+fn is_dns_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
 }
 
 /// A value of more words than this is prose: only its first word is offered.
@@ -1284,6 +1379,26 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
             out.push(vec![remove.clone(), Edit::Set(target.clone(), v)]);
         }
     }
+    // A wrapper from another API's shape (`authPassword: {secretKeyRef: {name, key}}`, as a
+    // Pod's env var reads a Secret): an undeclared field whose fields are all declared, and
+    // unset, where it stands. Its fields stay, one level up; the wrapper's name is structure.
+    if let (Some((parent, _)), Value::Object(fields)) = (pointer::split_last(p), value) {
+        let parent_node = schema::node_at(sources.schema, parent);
+        let fits = !fields.is_empty()
+            && fields.keys().all(|k| {
+                parent_node.is_some_and(|n| schema::child(n, k).is_some())
+                    && sources.given.pointer(&pointer::push(parent, k)).is_none()
+            });
+        if fits {
+            let mut unwrap = vec![Edit::Remove(p.to_string())];
+            unwrap.extend(
+                fields
+                    .iter()
+                    .map(|(k, v)| Edit::Set(pointer::push(parent, k), v.clone())),
+            );
+            out.insert(0, unwrap);
+        }
+    }
     // A value that has a place elsewhere is moved there, never only dropped: dropping it
     // would lose what the user said (a channel, a version).
     if out.is_empty() {
@@ -1637,6 +1752,41 @@ mod tests {
     }
 
     #[test]
+    fn a_wrapper_from_another_apis_shape_is_dropped_and_its_fields_kept() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"password": {"type": "object", "properties": {
+                "name": {"type": "string"}, "key": {"type": "string"}}}}}}});
+        let wrapped = json!({"name": "smtp", "key": "password"});
+        let given = json!({"spec": {"password": {"secretKeyRef": wrapped}}});
+        let sources = Sources {
+            schema: &schema,
+            given: &given,
+            old_object: None,
+            protected: &[],
+        };
+        let at = "/spec/password/secretKeyRef";
+        assert_eq!(
+            relocations(&sources, at, &wrapped)[0],
+            vec![
+                Edit::Remove(at.into()),
+                Edit::Set("/spec/password/key".into(), json!("password")),
+                Edit::Set("/spec/password/name".into(), json!("smtp")),
+            ]
+        );
+        // A field the place does not declare: no unwrap, the wrapper is only dropped.
+        let other = json!({"name": "smtp", "optional": true});
+        let given = json!({"spec": {"password": {"secretKeyRef": other}}});
+        let sources = Sources {
+            given: &given,
+            ..sources
+        };
+        assert_eq!(
+            relocations(&sources, at, &other),
+            vec![vec![Edit::Remove(at.into())]]
+        );
+    }
+
+    #[test]
     fn a_split_part_goes_only_to_the_one_field_that_takes_it() {
         let split = |properties: Value, value: &str| {
             let schema = json!({"type": "object", "properties": {"spec": {
@@ -1737,6 +1887,35 @@ mod tests {
         assert_eq!(
             rewrites(&json!("Deployment/inventory-api"), &workload),
             vec![json!({"name": "inventory-api", "kind": "Deployment"})]
+        );
+        // A comparison: the operator goes to the one field whose enum names it.
+        let matcher = json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"}, "value": {"type": "string"},
+            "matchType": {"type": "string", "enum": ["!=", "=", "=~", "!~"]}}});
+        assert_eq!(
+            rewrites(&json!("severity=~\"critical|warning\""), &matcher)[0],
+            json!({"name": "severity", "matchType": "=~", "value": "critical|warning"})
+        );
+        assert_eq!(
+            rewrites(&json!("team!=payments"), &matcher)[0],
+            json!({"name": "team", "matchType": "!=", "value": "payments"})
+        );
+        assert!(pair_object("team!=payments", &parameter.clone()).is_none());
+        // kubectl's lower-case type/NAME where the object names that type's name.
+        let tls = json!({"type": "object", "properties": {
+            "secretName": {"type": "string"}, "certResolver": {"type": "string"}}});
+        assert_eq!(
+            rewrites(&json!("secret/shop-example-com-tls"), &tls),
+            vec![json!({"secretName": "shop-example-com-tls"})]
+        );
+        // Kubernetes' NAMESPACE/NAME where the object has a namespace field: the name last.
+        assert_eq!(
+            rewrites(&json!("flux-system/cert-manager"), &depends_on["items"]),
+            vec![json!({"name": "cert-manager", "namespace": "flux-system"})]
+        );
+        assert_eq!(
+            rewrites(&json!("platform/edge-router"), &depends_on)[0],
+            json!([{"name": "edge-router", "namespace": "platform"}])
         );
         // A part that is no name (it holds a blank) makes no reference list.
         let options = rewrites(&json!("infra controllers, configs"), &depends_on);

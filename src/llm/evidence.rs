@@ -48,6 +48,7 @@ const MAX_QUOTE_CHARS: usize = 60;
 /// to repair) and, on UPDATE, `old_object`.
 pub fn check(
     settings: &Settings,
+    schema: &Value,
     given: &Value,
     old_object: Option<&Value>,
     candidate: &Value,
@@ -59,7 +60,9 @@ pub fn check(
         }
     }
     if settings.llm.require_evidence {
-        violations.extend(check_grounding(settings, given, old_object, candidate));
+        violations.extend(check_grounding(
+            settings, schema, given, old_object, candidate,
+        ));
     }
     violations
 }
@@ -125,6 +128,7 @@ struct Leaf {
 
 fn check_grounding(
     settings: &Settings,
+    schema: &Value,
     given: &Value,
     old_object: Option<&Value>,
     candidate: &Value,
@@ -134,7 +138,7 @@ fn check_grounding(
     let corpus = Evidence::new(corpus_texts.iter().map(String::as_str));
     let mut violations: Vec<Violation> = written
         .iter()
-        .filter_map(|leaf| invented(leaf, given, old_object, &corpus))
+        .filter_map(|leaf| invented(leaf, schema, given, old_object, &corpus))
         .collect();
 
     let written_numbers: BTreeSet<String> = written.iter().flat_map(|l| numbers(&l.text)).collect();
@@ -147,6 +151,7 @@ fn check_grounding(
     violations.extend(lost.iter().filter_map(|leaf| {
         dropped(
             leaf,
+            schema,
             &written_numbers,
             &candidate_names,
             old_object,
@@ -197,6 +202,7 @@ fn old_text(old_object: Option<&Value>, p: &str) -> Option<String> {
 /// that is not the replaced value's.
 fn invented(
     leaf: &Leaf,
+    schema: &Value,
     given: &Value,
     old_object: Option<&Value>,
     corpus: &Evidence,
@@ -208,8 +214,20 @@ fn invented(
     let replaced = replaced_scalar(given, &leaf.pointer);
     if let Some(v) = replaced {
         // The user's amount in another unit (`"90 days"` → `2160h`) invents nothing.
-        if super::readings::same_amount(&scalar_text(v), &leaf.text) {
+        if super::readings::same_amount(&scalar_text(v), &leaf.text)
+            || in_field_unit(schema, &leaf.pointer, v, &leaf.text, old_object)
+        {
             return None;
+        }
+        // The number of the user's amount without its unit is another amount (`"5 minutes"`
+        // → `5`), unless the field counts in that unit (checked above).
+        let number = leaf.text.parse::<f64>().ok();
+        if number.is_some() && number == super::readings::bare_number(&scalar_text(v)) {
+            return Some(violation(format!(
+                "{} drops the unit of {}: the field's description names no unit it is counted in",
+                quote_str(&leaf.text),
+                quote(v)
+            )));
         }
         // An amount written in place of a value must be that value's amount: a unit is
         // meaning too (`90` → `"90h"`, `"30 days"` → `"30h"` invent one).
@@ -243,14 +261,22 @@ fn invented(
 /// the old object, unless the value was restated in another unit.
 fn dropped(
     leaf: &Leaf,
+    schema: &Value,
     written_numbers: &BTreeSet<String>,
     candidate_names: &BTreeSet<String>,
     old_object: Option<&Value>,
     candidate: &Value,
 ) -> Option<Violation> {
-    let restated = candidate
-        .pointer(&leaf.pointer)
-        .is_some_and(|v| super::readings::same_amount(&leaf.text, &scalar_text(v)));
+    let restated = candidate.pointer(&leaf.pointer).is_some_and(|v| {
+        super::readings::same_amount(&leaf.text, &scalar_text(v))
+            || in_field_unit(
+                schema,
+                &leaf.pointer,
+                &Value::from(leaf.text.as_str()),
+                &scalar_text(v),
+                old_object,
+            )
+    });
     if restated {
         return None;
     }
@@ -275,6 +301,27 @@ fn dropped(
             quote_str(&leaf.text)
         ),
     })
+}
+
+/// Is the number `written` at `p` the user's amount `said` counted in the unit the field's
+/// description names (`"5 minutes"` → `300` in a field of whole seconds)? The same reading
+/// the candidates make (`readings::amount_in_field_unit`).
+fn in_field_unit(
+    schema: &Value,
+    p: &str,
+    said: &Value,
+    written: &str,
+    old_object: Option<&Value>,
+) -> bool {
+    let (Value::String(said), Ok(number)) = (said, written.parse::<f64>()) else {
+        return false;
+    };
+    let description = crate::schema::node_at(schema, p)
+        .and_then(|node| node.get("description"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let old = old_object.and_then(|o| o.pointer(p));
+    super::readings::same_amount_in_field_unit(said, number, description, old)
 }
 
 /// Every string and number the user wrote in the object: spec values, name, labels,

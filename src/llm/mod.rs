@@ -663,7 +663,7 @@ impl Judge<'_, '_> {
         violations.extend(undone_changes(&patch, given, ctx.old_object, &candidate));
         violations.extend(certainty::meaning_kept(ctx.schema, given, &candidate));
         violations.extend(
-            evidence::check(ctx.settings, given, ctx.old_object, &candidate)
+            evidence::check(ctx.settings, ctx.schema, given, ctx.old_object, &candidate)
                 .into_iter()
                 .filter(|v| !(enum_is_evidence && self.in_schema(&candidate, &v.pointer))),
         );

@@ -58,7 +58,11 @@ pub fn contradiction(
     if text.chars().count() > MAX_CHARS {
         return None;
     }
-    named_enum_values(node, text, old).or_else(|| different_amounts(text, old))
+    let description = node
+        .and_then(|n| n.get("description"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    named_enum_values(node, text, old).or_else(|| different_amounts(text, old, description))
 }
 
 /// Two enum values of `node` each named in full by `text` (every word of the value, in any
@@ -178,15 +182,13 @@ fn same_word(a: &str, b: &str) -> bool {
     common >= 4 && common + 3 >= longer
 }
 
-/// Two amounts of the same kind (durations, sizes) that differ: `"14d (one month)"`.
-fn different_amounts(text: &str, old: Option<&Value>) -> Option<Contradiction> {
-    let old_amounts: Vec<Amount> = match old {
-        Some(Value::String(s)) => amounts(s),
-        _ => Vec::new(),
-    };
+/// Two amounts of the same kind (durations, sizes) that differ: `"14d (one month)"`. The old
+/// value's amount is the past, not a second reading: as text, or as a number counted in the
+/// unit the field's `description` names (`2097152` bytes is `"2 MiB"`).
+fn different_amounts(text: &str, old: Option<&Value>, description: &str) -> Option<Contradiction> {
     let found: Vec<Amount> = amounts(text)
         .into_iter()
-        .filter(|a| !old_amounts.iter().any(|o| o.same_as(a)))
+        .filter(|a| !old_amount(a, old, description))
         .collect();
     for (i, a) in found.iter().enumerate() {
         if let Some(b) = found[i + 1..]
@@ -216,6 +218,15 @@ pub fn same_amount(a: &str, b: &str) -> bool {
     match (amounts(a).as_slice(), amounts(b).as_slice()) {
         ([x], [y]) => x.same_as(y) && (x.value - y.value).abs() < f64::EPSILON * x.value.max(1.0),
         _ => false,
+    }
+}
+
+/// The number of the one amount `text` states in one part, without its unit (`5` of
+/// `"5 minutes"`): written alone, it is another amount.
+pub fn bare_number(text: &str) -> Option<f64> {
+    match amounts(text).as_slice() {
+        [only] if only.numbers == 1 => Some(only.number),
+        _ => None,
     }
 }
 
@@ -305,22 +316,81 @@ pub fn amount_spellings(text: &str) -> Vec<String> {
 /// The one amount `text` states (`"5 minutes"`), counted in the unit a number field counts in,
 /// named by its description (`"in whole seconds"` → 300). `None`: the text states no amount
 /// with a unit, its numbers are plain numbers. `Some(None)`: it states one, but the field names
-/// no unit of that kind, or it is no whole number of it: the number alone would be another
-/// amount (5 minutes is not 5).
-pub fn amount_in_field_unit(text: &str, description: &str) -> Option<Option<f64>> {
-    let found = amounts(text);
+/// no unit of that kind, or it is no whole number of it, or the text states a rate the field
+/// does not count in (`"4 MiB per minute"` for bytes per second): the number alone would be
+/// another amount (5 minutes is not 5).
+pub fn amount_in_field_unit(
+    text: &str,
+    description: &str,
+    old: Option<&Value>,
+) -> Option<Option<f64>> {
+    let past = |a: &Amount| old_amount(a, old, description);
+    let found: Vec<Amount> = amounts(text).into_iter().filter(|a| !past(a)).collect();
     let [amount] = found.as_slice() else {
         return (!found.is_empty()).then_some(None);
     };
-    let counted = description
+    let rate = per_time_unit(text);
+    let same_rate = rate.is_none() || rate == per_time_unit(description);
+    Some(
+        field_unit(description, amount.dimension)
+            .filter(|_| same_rate)
+            .and_then(|scale| {
+                let n = amount.value / scale;
+                (n.fract() == 0.0).then_some(n)
+            }),
+    )
+}
+
+/// Is `number`, in a field of that `description`, the one amount `text` states (`300` in a
+/// field counted in seconds is `"5 minutes"`)?
+pub fn same_amount_in_field_unit(
+    text: &str,
+    number: f64,
+    description: &str,
+    old: Option<&Value>,
+) -> bool {
+    matches!(amount_in_field_unit(text, description, old), Some(Some(n)) if n == number)
+}
+
+/// Is `amount` the `old` value (UPDATE), as text or as a number counted in the unit the
+/// field's `description` names (`2097152` bytes is `"2 MiB"`)?
+fn old_amount(amount: &Amount, old: Option<&Value>, description: &str) -> bool {
+    match old {
+        Some(Value::String(s)) => amounts(s).iter().any(|o| o.same_as(amount)),
+        Some(v) => v.as_f64().is_some_and(|n| {
+            field_unit(description, amount.dimension).is_some_and(|scale| amount.value / scale == n)
+        }),
+        None => false,
+    }
+}
+
+/// The unit of `dimension` a field's description counts in: its first unit word of that kind.
+fn field_unit(description: &str, dimension: Dimension) -> Option<f64> {
+    description
         .split(|c: char| !c.is_alphabetic())
         .filter(|w| w.chars().count() >= 3)
         .filter_map(unit)
-        .find(|(dimension, _)| *dimension == amount.dimension);
-    Some(counted.and_then(|(_, scale)| {
-        let n = amount.value / scale;
-        (n.fract() == 0.0).then_some(n)
-    }))
+        .find(|(d, _)| *d == dimension)
+        .map(|(_, scale)| scale)
+}
+
+/// The time unit a rate is counted per (`"per second"`, `"MiB/s"`), in seconds.
+fn per_time_unit(text: &str) -> Option<f64> {
+    let tokens: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '/'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    tokens.iter().enumerate().find_map(|(i, t)| {
+        let per = if t.eq_ignore_ascii_case("per") {
+            tokens.get(i + 1).copied()
+        } else {
+            t.rsplit_once('/').map(|(_, after)| after)
+        }?;
+        match unit(per)? {
+            (Dimension::Time, scale) => Some(scale),
+            _ => None,
+        }
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -338,6 +408,8 @@ struct Amount {
     value: f64,
     /// Numbers written in it (`2 minutes 30 seconds`: 2).
     numbers: usize,
+    /// The number of its first part, as written (`5` of `5 minutes`).
+    number: f64,
     /// Every unit of it has a fixed length (months and years do not).
     fixed: bool,
 }
@@ -374,6 +446,7 @@ fn unit(word: &str) -> Option<(Dimension, f64)> {
         return Some((Time, t));
     }
     let spelt = match lower.trim_end_matches('s') {
+        "byte" => Some(1.0),
         "kilobyte" => Some(1e3),
         "kibibyte" => Some(1024.0),
         "megabyte" => Some(1e6),
@@ -502,6 +575,7 @@ fn amounts(text: &str) -> Vec<Amount> {
                 dimension,
                 value: n * scale,
                 numbers: 1,
+                number: n,
                 fixed: dimension == Dimension::Size || fixed_length(scale),
             }),
         }
@@ -722,6 +796,65 @@ mod tests {
         );
         // Months and years have no fixed length: no other unit says them.
         assert!(amount_spellings("6 months").is_empty());
+    }
+
+    #[test]
+    fn an_amount_is_counted_in_the_unit_its_field_counts_in() {
+        let seconds = "How long, in whole seconds, to wait. An integer number of seconds.";
+        let rate = "Bytes per second the clients may send (a plain number of bytes).";
+        assert_eq!(
+            amount_in_field_unit("5 minutes", seconds, None),
+            Some(Some(300.0))
+        );
+        assert_eq!(amount_in_field_unit("15s", seconds, None), Some(Some(15.0)));
+        assert_eq!(
+            amount_in_field_unit("one MiB per second", rate, None),
+            Some(Some(1048576.0))
+        );
+        assert_eq!(
+            amount_in_field_unit("4 MiB/s", rate, None),
+            Some(Some(4194304.0))
+        );
+        // A rate per another time unit, a unit the field does not name, a part of a unit:
+        // no number says it.
+        assert_eq!(
+            amount_in_field_unit("4 MiB per minute", rate, None),
+            Some(None)
+        );
+        assert_eq!(
+            amount_in_field_unit("5 minutes", "How long to wait.", None),
+            Some(None)
+        );
+        assert_eq!(
+            amount_in_field_unit("1.5s", "In whole minutes.", None),
+            Some(None)
+        );
+        // Plain numbers are not amounts.
+        assert_eq!(amount_in_field_unit("3 replicas", seconds, None), None);
+        assert!(same_amount_in_field_unit(
+            "five minutes",
+            300.0,
+            seconds,
+            None
+        ));
+        assert!(!same_amount_in_field_unit("5 minutes", 5.0, seconds, None));
+    }
+
+    #[test]
+    fn an_old_number_in_the_fields_unit_is_the_past() {
+        let node = json!({"type": "integer", "description": "Bytes per second, per broker."});
+        let text = json!("8 MiB/s (raised from 2 MiB/s for the backfill)");
+        assert_eq!(
+            contradiction(Some(&node), &text, Some(&json!(2097152))),
+            None
+        );
+        let rate = node["description"].as_str().unwrap();
+        assert_eq!(
+            amount_in_field_unit(text.as_str().unwrap(), rate, Some(&json!(2097152))),
+            Some(Some(8388608.0))
+        );
+        // Another old value leaves the two amounts to choose from.
+        assert!(contradiction(Some(&node), &text, Some(&json!(1048576))).is_some());
     }
 
     #[test]

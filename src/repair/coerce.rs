@@ -41,6 +41,25 @@ pub fn unlike_the_schemas_own(value: &Value, new: &Value, node: &Value) -> Optio
     })
 }
 
+/// Why the number `value`, as the text `new`, would be unlike the other items of its list:
+/// every other item is text that is not a bare number (`entryPoints: [web, websecure, 443]`:
+/// `"443"` would name an entry point nobody defined; the number is something else, a port).
+pub fn unlike_its_list(value: &Value, new: &Value, others: &[&Value]) -> Option<String> {
+    let (Value::Number(n), Some(_)) = (value, new.as_str()) else {
+        return None;
+    };
+    let texts: Vec<&str> = others.iter().filter_map(|v| v.as_str()).collect();
+    let named = !texts.is_empty()
+        && texts.len() == others.len()
+        && texts.iter().all(|s| s.trim().parse::<f64>().is_err());
+    named.then(|| {
+        format!(
+            "the number {n} is not turned into text: the other items of its list are names, not numbers ({}); write the value as you meant it",
+            texts.iter().take(3).map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ")
+        )
+    })
+}
+
 /// A number that JSON carries as a float: its digits as written are gone.
 pub fn is_fraction(n: &Number) -> bool {
     !(n.is_i64() || n.is_u64())
@@ -85,6 +104,17 @@ pub fn coerce(value: &Value, expected: &str) -> Option<Value> {
 /// "Meaning kept").
 pub fn holds_list_separator(s: &str) -> bool {
     s.trim().contains([',', ';', '\n'])
+}
+
+/// A string with blanks inside may be several items (`"web websecure"`) or one item with a
+/// remark (`"websecure  # not web"`): wrapped whole it is one reading of several. Certain only
+/// where the item's schema itself takes exactly such values (an enum, a pattern or a format:
+/// validation then decides, `"server auth"` is one usage); for free text it is a proposal.
+pub fn may_be_several_items(s: &str, item_node: Option<&Value>) -> bool {
+    let constrained = item_node.is_some_and(|n| {
+        n.get("enum").is_some() || n.get("pattern").is_some() || n.get("format").is_some()
+    });
+    !constrained && s.trim().contains(char::is_whitespace)
 }
 
 /// The separator a string divides its items with: the strongest it holds (a line break, then
@@ -148,6 +178,25 @@ fn parse_number(s: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_number_is_not_made_a_name_among_names() {
+        let (web, secure, two) = (json!("web"), json!("websecure"), json!("2"));
+        assert!(unlike_its_list(&json!(443), &json!("443"), &[&web, &secure]).is_some());
+        assert!(unlike_its_list(&json!(443), &json!("443"), &[&web, &two]).is_none());
+        assert!(unlike_its_list(&json!(443), &json!("443"), &[]).is_none());
+        assert!(unlike_its_list(&json!("443"), &json!(443), &[&web]).is_none());
+    }
+
+    #[test]
+    fn a_string_with_blanks_is_one_item_only_where_the_items_schema_says_so() {
+        let free = json!({"type": "string"});
+        assert!(may_be_several_items("websecure   # not web", Some(&free)));
+        assert!(may_be_several_items("web websecure", None));
+        assert!(!may_be_several_items(" websecure ", Some(&free)));
+        let usages = json!({"type": "string", "enum": ["server auth", "client auth"]});
+        assert!(!may_be_several_items("server auth", Some(&usages)));
+    }
 
     #[test]
     fn lossless_coercions() {

@@ -462,9 +462,36 @@ impl Engine<'_, '_> {
             ));
             return None;
         }
-        let new = coerce::coerce(value, expected)?;
         let node = schema::node_at(self.ctx.schema, at);
-        if let Some(hint) = node.and_then(|n| coerce::unlike_the_schemas_own(value, &new, n)) {
+        let item_node = node.and_then(|n| n.get("items"));
+        if expected == "array"
+            && value
+                .as_str()
+                .is_some_and(|s| coerce::may_be_several_items(s, item_node))
+        {
+            self.refuse(format!(
+                "not repaired {at}: the string has blanks in it; it may be several items, or one with a remark, so wrapped whole into a list it is only one reading"
+            ));
+            return None;
+        }
+        let new = coerce::coerce(value, expected)?;
+        let others = pointer::split_last(at)
+            .and_then(|(parent, index)| {
+                let items = object.pointer(parent)?.as_array()?;
+                Some(
+                    items
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| i.to_string() != index)
+                        .map(|(_, v)| v)
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .unwrap_or_default();
+        let unlike = node
+            .and_then(|n| coerce::unlike_the_schemas_own(value, &new, n))
+            .or_else(|| coerce::unlike_its_list(value, &new, &others));
+        if let Some(hint) = unlike {
             let hint = format!("{}: {hint}", error.field_path());
             self.refuse(format!("not repaired {at}: {hint}"));
             if !self.hints.contains(&hint) {

@@ -375,6 +375,28 @@ fn far_enum_values_and_equally_close_keys_are_refused() {
 }
 
 #[test]
+fn a_rule_changes_a_type_only_where_one_reading_is_left() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "entryPoints": {"type": "array", "items": {"type": "string"}},
+        "groupBy": {"type": "array", "items": {"type": "string"}},
+        "tags": {"type": "array", "items": {"type": "string"}}}}}});
+    let o = json!({"spec": {"entryPoints": ["web", "websecure", 443], "groupBy": "all labels",
+        "tags": "single"}});
+    let out = run(&schema, &o);
+    // A port among entry-point names is not made a name; a string with blanks is not one item.
+    assert_eq!(out.object["spec"]["entryPoints"], o["spec"]["entryPoints"]);
+    assert_eq!(out.object["spec"]["groupBy"], json!("all labels"));
+    assert_eq!(out.object["spec"]["tags"], json!(["single"]));
+    for why in ["names, not numbers", "blanks"] {
+        assert!(
+            out.refused.iter().any(|r| r.contains(why)),
+            "{why}: {:?}",
+            out.refused
+        );
+    }
+}
+
+#[test]
 fn keys_that_collide_after_normalisation_are_refused() {
     let mut o = valid_v1();
     o["spec"].as_object_mut().unwrap().remove("namespace");

@@ -39,7 +39,7 @@ fn without(object: &Value, pointer: &str) -> Value {
 }
 
 fn violations(given: &Value, candidate: &Value) -> Vec<Violation> {
-    check(&Settings::default(), given, None, candidate)
+    check(&Settings::default(), &json!({}), given, None, candidate)
 }
 
 fn assert_refused(given: &Value, candidate: &Value, pointer: &str, needle: &str) {
@@ -194,8 +194,8 @@ fn the_users_own_package_name_may_be_cut_down_moved_or_restored() {
     let given = catalog(json!({"packageName": "argo cd"}));
     let answer = catalog(json!({}));
     let settings = Settings::default();
-    assert!(check(&settings, &given, Some(&old), &answer).is_empty());
-    assert!(!check(&settings, &given, None, &answer).is_empty());
+    assert!(check(&settings, &json!({}), &given, Some(&old), &answer).is_empty());
+    assert!(!check(&settings, &json!({}), &given, None, &answer).is_empty());
 }
 
 #[test]
@@ -273,12 +273,12 @@ fn a_rewrite_may_not_invent_words_or_numbers() {
         "/spec/source/catalog/version",
         json!(">=1.2.0, <2.0.0"),
     );
-    let v = check(&settings, &given, Some(&old), &copied_example);
+    let v = check(&settings, &json!({}), &given, Some(&old), &copied_example);
     assert!(v.iter().any(|v| v.message.contains("\"1.2\"")), "{v:?}");
     for right in ["0.6.0", "0.6.x"] {
         let answer = with(&given, "/spec/source/catalog/version", json!(right));
         assert!(
-            check(&settings, &given, Some(&old), &answer).is_empty(),
+            check(&settings, &json!({}), &given, Some(&old), &answer).is_empty(),
             "{right}"
         );
     }
@@ -286,7 +286,7 @@ fn a_rewrite_may_not_invent_words_or_numbers() {
     for invented in [">=0.6.0", "*"] {
         let answer = with(&given, "/spec/source/catalog/version", json!(invented));
         assert!(
-            !check(&settings, &given, Some(&old), &answer).is_empty(),
+            !check(&settings, &json!({}), &given, Some(&old), &answer).is_empty(),
             "{invented}"
         );
     }
@@ -393,11 +393,11 @@ fn settings_turn_the_checks_off() {
     let answer = with(&given, "/spec/source/catalog/packageName", json!("argocd"));
     let mut settings = Settings::default();
     settings.llm.verbatim_paths.clear();
-    assert!(check(&settings, &given, None, &answer).is_empty());
+    assert!(check(&settings, &json!({}), &given, None, &answer).is_empty());
     let given = catalog(json!({"version": ">= 1.2 AND < 2"}));
     let answer = with(&given, "/spec/source/catalog/version", json!(">= 1.2"));
     settings.llm.require_evidence = false;
-    assert!(check(&settings, &given, None, &answer).is_empty());
+    assert!(check(&settings, &json!({}), &given, None, &answer).is_empty());
 }
 
 #[test]
@@ -494,7 +494,14 @@ fn a_number_the_old_object_holds_is_not_dropped() {
     let given = catalog(json!({"version": "1.13.3 -> 1.14.5"}));
     let old = catalog(json!({"version": "1.13.3"}));
     let answer = with(&given, "/spec/source/catalog/version", json!("1.14.5"));
-    assert!(check(&Settings::default(), &given, Some(&old), &answer).is_empty());
+    assert!(check(
+        &Settings::default(),
+        &json!({}),
+        &given,
+        Some(&old),
+        &answer
+    )
+    .is_empty());
     // On CREATE the same answer drops what the user wrote.
     assert_refused(
         &given,
@@ -502,4 +509,24 @@ fn a_number_the_old_object_holds_is_not_dropped() {
         "/spec/source/catalog/version",
         "drops 1.13.3",
     );
+}
+
+#[test]
+fn an_amount_counted_in_the_fields_unit_is_the_users_amount() {
+    let schema = json!({"properties": {"spec": {"properties": {
+        "cooldownPeriod": {"type": "integer", "description": "How long, in whole seconds, to wait."},
+        "replicas": {"type": "integer", "description": "How many pods."}
+    }}}});
+    let given = json!({"spec": {"cooldownPeriod": "5 minutes", "replicas": "5 minutes"}});
+    let settings = Settings::default();
+    let mut answer = given.clone();
+    answer["spec"]["cooldownPeriod"] = json!(300);
+    assert!(check(&settings, &schema, &given, None, &answer).is_empty());
+    // The number alone is another amount; a field with no unit has no number for it.
+    answer["spec"]["cooldownPeriod"] = json!(5);
+    assert!(!check(&settings, &schema, &given, None, &answer).is_empty());
+    let mut answer = given.clone();
+    answer["spec"]["replicas"] = json!(300);
+    let v = check(&settings, &schema, &given, None, &answer);
+    assert!(!v.is_empty(), "{v:?}");
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Per-batch summary of a `make e2e-llm` results file (the runner's --json-out): for each batch
 (the case file's letter prefix; h* hostile cases go with their batch), how many cases were right
-by fix, right by suggestion (the expected change proposed), rightly rejected (and how many of
-those rejections carry a proposal the case does not ask for: the runner counts them right, a
-user who applies the proposal would not be), refused with another proposal, refused without
-one, and WRONG (a stored fix that misses its expectation).
+by fix, right by suggestion (the expected change proposed), rightly rejected with no fix
+proposed, rejected as expected but proposing a fix the case says does not exist (a guess put
+before the user: not right, not wrong), refused with another proposal, refused without one, and
+WRONG (a stored fix that misses its expectation).
 
     python3 scripts/e2e-llm/batches.py target/e2e-llm/results.json [--markdown]
 """
@@ -36,10 +36,11 @@ def main():
         v = r["verdict"]
         if v == "pass" and r["outcome"] == "fixed":
             row["fix"] += 1
+        elif v == "rejected-proposing" or (v == "pass" and r["outcome"] == "suggested"):
+            # Results written before the runner had its own verdict for it: the same reading.
+            row["proposing"] += 1
         elif v == "pass":
             row["rejected"] += 1
-            if r["outcome"] == "suggested":
-                row["proposing"] += 1
         elif v == "suggested":
             row["suggested"] += 1
         elif v == "suggested-other":
@@ -53,7 +54,7 @@ def main():
     total = {k: sum(r[k] for r in rows.values()) for k in next(iter(rows.values()))}
     rows["all"] = total
     head = ["batch", "cases", "right", "by fix", "by suggestion", "rightly rejected",
-            "of which with a proposal", "other proposal", "refused", "WRONG", "bad/error"]
+            "rejected, proposing a guess", "other proposal", "refused", "WRONG", "bad/error"]
     out = []
     for b, r in rows.items():
         right = r["fix"] + r["suggested"] + r["rejected"]

@@ -148,7 +148,17 @@ fn run_on(
     errors: &ValidationOutcome,
     answers: &[Result<String, String>],
 ) -> (LlmOutcome, Vec<CorrectionRequest>) {
-    let schema = schema();
+    run_against(&schema(), settings, given, errors, answers)
+}
+
+/// [`run_on`] against another schema.
+fn run_against(
+    schema: &Value,
+    settings: &Settings,
+    given: &Value,
+    errors: &ValidationOutcome,
+    answers: &[Result<String, String>],
+) -> (LlmOutcome, Vec<CorrectionRequest>) {
     let seen: RefCell<Vec<CorrectionRequest>> = RefCell::new(Vec::new());
     let host = FnHost(|req: &GetResourceRequest| {
         assert_eq!(req.api_version, "crfix.dev/v1alpha1");
@@ -170,7 +180,7 @@ fn run_on(
         }
     });
     let ctx = RepairContext {
-        schema: &schema,
+        schema,
         old_object: None,
         settings,
         options: ValidateOptions {
@@ -679,6 +689,46 @@ fn the_model_chooses_among_checked_candidates() {
     };
     assert_eq!(object, fixed());
     assert_eq!(attempts, 1);
+}
+
+#[test]
+fn values_moved_out_of_a_wrapper_in_error_may_be_written_where_they_fit() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"password": {"type": "object", "required": ["key"], "properties": {
+            "name": {"type": "string"}, "key": {"type": "string"}}}}}}});
+    let given = json!({"apiVersion": "example.com/v1", "kind": "Mailer",
+        "metadata": {"name": "m"},
+        "spec": {"password": {"secretKeyRef": {"name": "smtp", "key": "password"}}}});
+    let errors = ValidationOutcome {
+        errors: vec![
+            FieldError {
+                pointer: "/spec/password/key".into(),
+                kind: ErrorKind::Required,
+                message: "Required value".into(),
+            },
+            FieldError {
+                pointer: "/spec/password/secretKeyRef".into(),
+                kind: ErrorKind::Unknown,
+                message: "field not declared in schema".into(),
+            },
+        ],
+        warnings: vec![],
+    };
+    let (out, requests) = run_against(
+        &schema,
+        &choice_settings(),
+        &given,
+        &errors,
+        &[ok("{\"choice\": 1}"), ok("{\"choice\": 1}")],
+    );
+    assert!(!requests.is_empty());
+    let LlmOutcome::Fixed { object, .. } = out else {
+        panic!("expected Fixed, got {out:?}");
+    };
+    assert_eq!(
+        object["spec"]["password"],
+        json!({"name": "smtp", "key": "password"})
+    );
 }
 
 #[test]

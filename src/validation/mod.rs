@@ -706,10 +706,13 @@ impl<'a> Walker<'a> {
     /// `allOf`, `anyOf`, `oneOf` and `not`, as the API server's schema validator (kube-openapi)
     /// checks them: each branch is a schema the same value is validated against.
     fn check_combinators(&mut self, schema: &'a Value, value: &'a Value, ptr: &str, depth: usize) {
-        let fp = if ptr.is_empty() {
-            String::new()
-        } else {
-            pointer::to_field_path(ptr)
+        // Only a failed combinator names the field: most nodes have none.
+        let fp = || {
+            if ptr.is_empty() {
+                String::new()
+            } else {
+                pointer::to_field_path(ptr)
+            }
         };
         if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
             let results = self.branches(branches, value, ptr, depth, branches.len());
@@ -717,7 +720,7 @@ impl<'a> Walker<'a> {
                 self.combinator(
                     ptr,
                     "anyOf",
-                    format!("{fp:?} must validate at least one schema (anyOf)"),
+                    format!("{:?} must validate at least one schema (anyOf)", fp()),
                 );
                 self.merge_best(results);
             }
@@ -734,7 +737,10 @@ impl<'a> Walker<'a> {
                 self.combinator(
                     ptr,
                     "oneOf",
-                    format!("{fp:?} must validate one and only one schema (oneOf). {found}"),
+                    format!(
+                        "{:?} must validate one and only one schema (oneOf). {found}",
+                        fp()
+                    ),
                 );
                 if valid == 0 {
                     self.merge_best(results);
@@ -758,7 +764,7 @@ impl<'a> Walker<'a> {
                 self.combinator(
                     ptr,
                     "allOf",
-                    format!("{fp:?} must validate all the schemas (allOf){none}"),
+                    format!("{:?} must validate all the schemas (allOf){none}", fp()),
                 );
             }
         }
@@ -767,7 +773,7 @@ impl<'a> Walker<'a> {
                 self.combinator(
                     ptr,
                     "not",
-                    format!("{fp:?} must not validate the schema (not)"),
+                    format!("{:?} must not validate the schema (not)", fp()),
                 );
             }
         }
@@ -1077,13 +1083,13 @@ impl<'a> Walker<'a> {
         rule: &'a Value,
         text: &'a str,
     ) -> Flow {
-        let fp = pointer::to_field_path(&site.pointer);
+        let fp = || pointer::to_field_path(&site.pointer);
         let compiled = run.cache.get(text);
         let compiled = match compiled.as_ref() {
             Ok(c) => c,
             Err(why) => {
                 let shown = rule_error_string(rule, text);
-                self.warn(rule_warning(&fp, " not evaluated: ", &shown, why));
+                self.warn(rule_warning(&fp(), " not evaluated: ", &shown, why));
                 return Flow::Go;
             }
         };
@@ -1114,7 +1120,7 @@ impl<'a> Walker<'a> {
         let message = match result {
             RuleResult::Pass => return Flow::Go,
             RuleResult::Unsupported(why) => {
-                self.warn(rule_warning(&fp, " not evaluated: ", &shown, &why));
+                self.warn(rule_warning(&fp(), " not evaluated: ", &shown, &why));
                 return Flow::Go;
             }
             RuleResult::Error(e) => self::cel::runtime_error_message(&e, &shown),

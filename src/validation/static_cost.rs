@@ -190,16 +190,20 @@ fn collect<'a>(
             else {
                 continue;
             };
-            let rendered = path.render();
+            let cost = one.saturating_mul(times);
+            // Only a rule that could be named in a refusal (over the per-rule limit, or among
+            // the most expensive of a total over the CRD's limit) needs its path as text.
+            let shown = cost >= cost::STATIC_RULE_LIMIT.min(cost::STATIC_CRD_LIMIT / 100);
+            let rendered = if shown { path.render() } else { String::new() };
             out.push(RuleCost {
                 node: schema,
                 index,
-                path: if rendered.is_empty() {
+                path: if shown && rendered.is_empty() {
                     "<root>".to_string()
                 } else {
                     rendered
                 },
-                cost: one.saturating_mul(times),
+                cost,
             });
         }
     }

@@ -164,8 +164,12 @@ type Calls = Arc<Mutex<Vec<CallRecord>>>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 enum Verdict {
-    /// Accepted with a fix that meets `expect` (or rejected where `expect` wants a rejection).
+    /// Accepted with a fix that meets `expect` (or rejected, with no fix proposed, where `expect`
+    /// wants a rejection).
     Pass,
+    /// Rejected where `expect` wants a rejection, but with a fix proposed: the case says no fix
+    /// is right, so the proposal is a guess put before the user. Not right, not wrong.
+    RejectedProposing,
     /// Rejected with a proposed fix (crfix was not certain of it) that meets `expect`: right,
     /// by suggestion.
     Suggested,
@@ -193,6 +197,7 @@ impl Verdict {
         !matches!(
             self,
             Verdict::Pass
+                | Verdict::RejectedProposing
                 | Verdict::Suggested
                 | Verdict::SuggestedOther
                 | Verdict::ModelFailedRejectedCleanly
@@ -203,6 +208,7 @@ impl Verdict {
     fn label(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
+            Verdict::RejectedProposing => "rejected, proposing a fix the case does not ask for",
             Verdict::Suggested => "suggested (right)",
             Verdict::SuggestedOther => "suggested another change, rejected cleanly",
             Verdict::ModelFailedRejectedCleanly => "model failed, rejected cleanly",
@@ -665,7 +671,7 @@ fn judge_suggestion(
     let clean = judge_result(case, crd, plain, &proposed, &mut result);
     result.verdict =
         if case.expect.outcome.allows("rejected") && !case.expect.outcome.allows("fixed") {
-            Verdict::Pass
+            Verdict::RejectedProposing
         } else if clean {
             Verdict::Suggested
         } else {
@@ -1129,6 +1135,7 @@ fn summarize(results: &[CaseResult], metrics: &Option<String>, args: &Args) -> S
     let rejected_ok = pass - fixed_ok;
     let suggested_ok = count(Verdict::Suggested);
     let suggested_other = count(Verdict::SuggestedOther);
+    let rejected_proposing = count(Verdict::RejectedProposing);
     let right = pass + suggested_ok;
     let red = results.iter().filter(|r| r.verdict.is_red()).count();
     let llm_cases: Vec<&CaseResult> = results.iter().filter(|r| !r.calls.is_empty()).collect();
@@ -1188,7 +1195,7 @@ fn summarize(results: &[CaseResult], metrics: &Option<String>, args: &Args) -> S
         pct(right)
     ));
     text.push_str(&format!(
-        "suggested another change (rejected cleanly, nothing stored): {suggested_other}\n"
+        "suggested another change (rejected cleanly, nothing stored): {suggested_other}; rejected as expected but proposing a fix the case does not ask for: {rejected_proposing}\n"
     ));
     text.push_str(&format!(
         "model failed, rejected cleanly: {}; LLM unavailable (rejected cleanly): {}\n",

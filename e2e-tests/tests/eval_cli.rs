@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
 
-use fake_llm::{FakeLlm, Reply};
-use proxy_harness::{proxy_binary, Pki, ProxyBuilder};
+mod support;
+
 use serde_json::Value;
+use support::CliProxy;
 
 use crfix_e2e_tests::{load_document, policy_wasm_path, workspace_root};
 
@@ -433,43 +434,22 @@ fn correction_reads_go_to_the_running_proxy() {
     let host = load_document(&case.join("host.yaml")).unwrap();
     let answer = host["Correction"]["content"].as_str().unwrap().to_string();
 
-    let pki = Pki::new();
-    let llm = FakeLlm::start_blocking().expect("fake LLM");
-    llm.set_default(Reply::content(answer));
-    let proxy = ProxyBuilder::new(proxy_binary(), &pki, &llm.base_url())
-        .arg("--model", "fake-model-1")
-        .arg("--log-format", "text")
-        .start();
-    let ca = tmp.path().join("serving-ca.pem");
-    std::fs::write(&ca, &pki.server_ca_pem).unwrap();
-    let identity = tmp.path().join("aggregator.pem");
-    std::fs::write(&identity, &pki.allowed_client).unwrap();
-
+    let proxy = CliProxy::start(answer, tmp.path());
     let settings = case_settings(&case, tmp.path());
-    let out = eval(
-        &tmp.path().join("cache"),
-        &[
-            &policy(),
-            "-r",
-            &case.join("request.json").display().to_string(),
-            "-s",
-            &settings.display().to_string(),
-            "--allow-context-aware",
-            "--correction-url",
-            &proxy.url(""),
-            "--correction-ca-file",
-            &ca.display().to_string(),
-            "--correction-client-cert",
-            &identity.display().to_string(),
-            "--json",
-        ],
-    );
+    let request = case.join("request.json").display().to_string();
+    let settings = settings.display().to_string();
+    let mut args = vec![policy(), "-r".into(), request, "-s".into(), settings];
+    args.push("--allow-context-aware".into());
+    args.extend(proxy.args());
+    args.push("--json".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = eval(&tmp.path().join("cache"), &args);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let response: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let review = load_document(&case.join("request.json")).unwrap();
     let expect = load_document(&case.join("expect.json")).unwrap();
     check_expect("llm-fix via proxy", &review["request"], &response, &expect);
-    assert!(llm.request_count() >= 1, "the proxy asked the model");
+    assert!(proxy.llm.request_count() >= 1, "the proxy asked the model");
 
     // Without the aggregator's identity the proxy is not reachable: an error before evaluating.
     let out = eval(
@@ -480,7 +460,7 @@ fn correction_reads_go_to_the_running_proxy() {
             &case.join("request.json").display().to_string(),
             "--allow-context-aware",
             "--correction-url",
-            &proxy.url(""),
+            &proxy.proxy.url(""),
         ],
     );
     assert_eq!(out.status.code(), Some(1));

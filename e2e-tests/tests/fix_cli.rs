@@ -12,9 +12,10 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use fake_llm::{FakeLlm, Reply};
-use proxy_harness::{proxy_binary, Pki, ProxyBuilder};
+mod support;
+
 use serde_json::Value;
+use support::CliProxy;
 
 use crfix_e2e_tests::{load_document, workspace_root};
 
@@ -545,18 +546,8 @@ spec:
     let settings = tmp.path().join("settings.yaml");
     std::fs::write(&settings, "llm:\n  maxAttempts: 1\n  answerFormat: patch\n").unwrap();
 
-    let pki = Pki::new();
-    let llm = FakeLlm::start_blocking().expect("fake LLM");
-    llm.set_default(Reply::content(answer));
-    let proxy = ProxyBuilder::new(proxy_binary(), &pki, &llm.base_url())
-        .arg("--model", "fake-model-1")
-        .arg("--log-format", "text")
-        .start();
-    let ca = tmp.path().join("serving-ca.pem");
-    std::fs::write(&ca, &pki.server_ca_pem).unwrap();
-    let identity = tmp.path().join("aggregator.pem");
-    std::fs::write(&identity, &pki.allowed_client).unwrap();
-    let url = proxy.url("");
+    let proxy = CliProxy::start(answer, tmp.path());
+    let correction = proxy.args();
     let path = file.display().to_string();
     let mut args = vec![
         "fix",
@@ -565,20 +556,15 @@ spec:
         &crds,
         "--settings",
         settings.to_str().unwrap(),
-        "--correction-url",
-        &url,
-        "--correction-ca-file",
-        ca.to_str().unwrap(),
-        "--correction-client-cert",
-        identity.to_str().unwrap(),
     ];
+    args.extend(correction.iter().map(String::as_str));
 
     // A written answer is never certain: proposed, not written, and the object stays invalid.
     let proposed = crfix(&cache, &[args.clone(), vec!["--write"]].concat(), None);
     assert_eq!(proposed.status.code(), Some(1), "{}", stderr(&proposed));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
     assert_stderr_has(&proposed, "proposal: crfix changed nothing because");
-    assert!(llm.request_count() >= 1, "the proxy asked the model");
+    assert!(proxy.llm.request_count() >= 1, "the proxy asked the model");
 
     // The user accepts uncertain fixes: the package name is added, every other line kept.
     args.extend(["--write", "--apply-uncertain"]);

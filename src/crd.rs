@@ -46,7 +46,7 @@ pub(crate) struct LightSpec<'a> {
     versions: Vec<LightVersion<'a>>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Debug, Deserialize, Default)]
 pub(crate) struct LightNames {
     #[serde(default)]
     pub(crate) kind: String,
@@ -85,26 +85,18 @@ pub fn check_inline_crd(raw: &str) -> Result<(), String> {
 }
 
 pub(crate) fn check_light(crd: &LightCrd<'_>) -> Result<(), String> {
-    if crd.kind.as_deref() != Some("CustomResourceDefinition") {
-        return Err(format!(
-            "kind is {:?}, expected \"CustomResourceDefinition\"",
-            crd.kind.as_deref().unwrap_or_default()
-        ));
-    }
-    if let Some(av) = crd.api_version.as_deref() {
-        if !av.starts_with("apiextensions.k8s.io/") {
-            return Err(format!(
-                "apiVersion is {av:?}, expected \"apiextensions.k8s.io/v1\""
-            ));
-        }
-    }
+    let spec = crd.spec.as_ref();
+    check_head(&CrdHead {
+        api_version: crd.api_version.clone(),
+        kind: crd.kind.clone(),
+        group: spec.map(|s| s.group.clone()).unwrap_or_default(),
+        names: LightNames {
+            kind: spec.map(|s| s.names.kind.clone()).unwrap_or_default(),
+            plural: String::new(),
+        },
+        spec: spec.is_some(),
+    })?;
     let spec = crd.spec.as_ref().ok_or("spec is missing")?;
-    if spec.group.is_empty() {
-        return Err("spec.group is missing".into());
-    }
-    if spec.names.kind.is_empty() {
-        return Err("spec.names.kind is missing".into());
-    }
     if spec.versions.is_empty() {
         return Err("spec.versions is empty".into());
     }
@@ -125,6 +117,141 @@ pub(crate) fn check_light(crd: &LightCrd<'_>) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// What matching a CRD document to a request needs: its kind, group and names.
+#[derive(Debug, Default)]
+pub(crate) struct CrdHead {
+    pub(crate) api_version: Option<String>,
+    pub(crate) kind: Option<String>,
+    pub(crate) group: String,
+    pub(crate) names: LightNames,
+    /// The document has a `spec`.
+    pub(crate) spec: bool,
+}
+
+impl CrdHead {
+    /// `<plural>.<group>`, the CRD's name.
+    pub(crate) fn name(&self) -> String {
+        format!("{}.{}", self.names.plural, self.group)
+    }
+}
+
+/// The checks of [`check_light`] that the head answers.
+pub(crate) fn check_head(head: &CrdHead) -> Result<(), String> {
+    if head.kind.as_deref() != Some("CustomResourceDefinition") {
+        return Err(format!(
+            "kind is {:?}, expected \"CustomResourceDefinition\"",
+            head.kind.as_deref().unwrap_or_default()
+        ));
+    }
+    if let Some(av) = head.api_version.as_deref() {
+        if !av.starts_with("apiextensions.k8s.io/") {
+            return Err(format!(
+                "apiVersion is {av:?}, expected \"apiextensions.k8s.io/v1\""
+            ));
+        }
+    }
+    if !head.spec {
+        return Err("spec is missing".into());
+    }
+    if head.group.is_empty() {
+        return Err("spec.group is missing".into());
+    }
+    if head.names.kind.is_empty() {
+        return Err("spec.names.kind is missing".into());
+    }
+    Ok(())
+}
+
+/// Ends the read of a head once everything in it is known: serde has no early return, so an
+/// error with these words stops the reader, and [`head`] knows it for what it is. The versions
+/// and their schemas (nearly all of a CRD's bytes) come after the head in the order both
+/// kubectl's JSON and YAML manifests write them, and are then not read at all.
+const HEAD_READ: &str = "crfix: the head of the CRD is read";
+
+/// The head of a CRD document (see [`CrdHead`]), read no further than it needs.
+pub(crate) fn head(raw: &str) -> Result<CrdHead, String> {
+    let mut head = CrdHead::default();
+    let mut de = serde_json::Deserializer::from_str(raw);
+    match HeadSeed(&mut head).deserialize(&mut de) {
+        Ok(()) => Ok(head),
+        Err(e) if e.to_string().starts_with(HEAD_READ) => Ok(head),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+struct HeadSeed<'h>(&'h mut CrdHead);
+
+impl<'de> DeserializeSeed<'de> for HeadSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for HeadSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a CustomResourceDefinition")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "apiVersion" => self.0.api_version = map.next_value()?,
+                "kind" => self.0.kind = map.next_value()?,
+                "spec" => {
+                    self.0.spec = true;
+                    map.next_value_seed(SpecHead(&mut *self.0))?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+struct SpecHead<'h>(&'h mut CrdHead);
+
+impl<'de> DeserializeSeed<'de> for SpecHead<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for SpecHead<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a CustomResourceDefinition's spec")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "group" => self.0.group = map.next_value()?,
+                "names" => self.0.names = map.next_value()?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            let known = self.0.kind.is_some()
+                && self.0.api_version.is_some()
+                && !self.0.group.is_empty()
+                && !self.0.names.kind.is_empty();
+            if known {
+                return Err(de::Error::custom(HEAD_READ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The `openAPIV3Schema` of `version`, unparsed (checked to be a JSON object).
@@ -421,6 +548,28 @@ mod tests {
     fn schema() -> Value {
         json!({"type": "object", "description": "d", "properties": {
             "spec": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}}}})
+    }
+
+    #[test]
+    fn the_head_is_read_no_further_than_it_needs() {
+        let head_first = r#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "spec": {"group": "example.com", "names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [ this is never read"#;
+        let h = head(head_first).unwrap();
+        assert_eq!(
+            (h.group.as_str(), h.names.kind.as_str()),
+            ("example.com", "Widget")
+        );
+        assert_eq!(h.name(), "widgets.example.com");
+        assert!(check_head(&h).is_ok());
+        // `kind` after `spec`: read to the end, and a broken document is named as broken.
+        let kind_last = r#"{"spec": {"group": "example.com", "names": {"kind": "Widget"},
+            "versions": []}, "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition"}"#;
+        let h = head(kind_last).unwrap();
+        assert!(check_head(&h).is_ok(), "{h:?}");
+        assert!(head(r#"{"kind": "CustomResourceDefinition", "spec": [1"#).is_err());
+        let h = head(r#"{"kind": "ConfigMap"}"#).unwrap();
+        assert!(check_head(&h).unwrap_err().contains("ConfigMap"));
     }
 
     #[test]

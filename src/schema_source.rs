@@ -2,15 +2,12 @@
 //! CRDs of the settings or from the cluster (`kubernetes/get_resource`); the CRD document
 //! itself is read by [`crate::crd`].
 
-use std::ops::Range;
-
 use serde_json::Value;
 
 pub use crate::crd::SchemaError;
-use crate::crd::{check_light, crd_name, parse_light, schema_of, touched_schema};
+use crate::crd::{check_head, head, parse_light, schema_of, touched_schema};
 use crate::host::{GetResourceRequest, Host};
 use crate::request::AdmissionRequest;
-use crate::schema_view;
 use crate::settings::{SchemaSourceKind, Settings};
 
 /// The CRD document that holds the request's schema, unparsed: the valid path parses only
@@ -20,15 +17,8 @@ use crate::settings::{SchemaSourceKind, Settings};
 pub struct RawSchema {
     crd: String,
     document: String,
-    schema: Located,
-}
-
-#[derive(Debug)]
-enum Located {
-    /// Found already (an inline CRD is read to match the request's kind): its text's range.
-    At(Range<usize>),
-    /// Not read yet (a CRD from the cluster): the version whose schema it is.
-    Version(String),
+    /// The version whose schema it is, found when the document is read.
+    version: String,
 }
 
 impl RawSchema {
@@ -41,33 +31,22 @@ impl RawSchema {
 
     /// The whole `openAPIV3Schema`.
     pub fn full(&self) -> Result<Value, SchemaError> {
-        match &self.schema {
-            Located::At(range) => {
-                serde_json::from_str(&self.document[range.clone()]).map_err(|e| self.malformed(e))
-            }
-            Located::Version(version) => {
-                let crd =
-                    parse_light(&self.document).map_err(|message| SchemaError::Malformed {
-                        crd: self.crd.clone(),
-                        message,
-                    })?;
-                let spec = crd.spec.as_ref().ok_or_else(|| SchemaError::Malformed {
-                    crd: self.crd.clone(),
-                    message: "spec is missing".into(),
-                })?;
-                let raw = schema_of(spec, version)?;
-                serde_json::from_str(raw.get()).map_err(|e| self.malformed(e))
-            }
-        }
+        let crd = parse_light(&self.document).map_err(|message| SchemaError::Malformed {
+            crd: self.crd.clone(),
+            message,
+        })?;
+        let spec = crd.spec.as_ref().ok_or_else(|| SchemaError::Malformed {
+            crd: self.crd.clone(),
+            message: "spec is missing".into(),
+        })?;
+        let raw = schema_of(spec, &self.version)?;
+        serde_json::from_str(raw.get()).map_err(|e| self.malformed(e))
     }
 
-    /// The part of the schema that `values` touch (see [`schema_view`]).
+    /// The part of the schema that `values` touch (see `schema_view`), the served version
+    /// found in the same pass.
     pub fn touched_by(&self, values: &[&Value]) -> Result<Value, SchemaError> {
-        match &self.schema {
-            Located::At(range) => schema_view::touched_by(&self.document[range.clone()], values)
-                .map_err(|e| self.malformed(e)),
-            Located::Version(version) => touched_schema(&self.crd, &self.document, version, values),
-        }
+        touched_schema(&self.crd, &self.document, &self.version, values)
     }
 }
 
@@ -119,34 +98,35 @@ fn inline_schema(
     // request: a CRD that cannot be read is named here, and the matching one checked.
     let mut unreadable = Vec::new();
     for (i, raw) in settings.crds.iter().enumerate() {
-        let crd = match parse_light(raw.get()) {
-            Ok(crd) => crd,
+        // Only the head is read to match: the served version's schema is found and narrowed
+        // in one pass when the object is validated ([`RawSchema::touched_by`]), as for a CRD
+        // read from the cluster.
+        let head = match head(raw.get()) {
+            Ok(head) => head,
             Err(e) => {
                 unreadable.push(format!("crds[{i}] is not a CustomResourceDefinition: {e}"));
                 continue;
             }
         };
-        let Some(spec) = &crd.spec else { continue };
-        let matches = spec.group == group
+        if !head.spec {
+            continue;
+        }
+        let matches = head.group == group
             && if request.kind.kind.is_empty() {
-                spec.names.plural == request.resource.resource
+                head.names.plural == request.resource.resource
             } else {
-                spec.names.kind == request.kind.kind
+                head.names.kind == request.kind.kind
             };
         if matches {
-            check_light(&crd).map_err(|message| SchemaError::Malformed {
-                crd: crd_name(spec),
+            check_head(&head).map_err(|message| SchemaError::Malformed {
+                crd: head.name(),
                 message: format!("crds[{i}]: {message}"),
             })?;
-            // The schema's range in this document, from this one read.
-            let schema = schema_of(spec, version)?.get();
-            let start = schema.as_ptr() as usize - raw.get().as_ptr() as usize;
-            let (range, name) = (start..start + schema.len(), crd_name(spec));
             let document: Box<str> = settings.crds.swap_remove(i).into();
             return Ok(RawSchema {
-                crd: name,
+                crd: head.name(),
                 document: document.into_string(),
-                schema: Located::At(range),
+                version: version.to_string(),
             });
         }
     }
@@ -191,7 +171,7 @@ fn cluster_schema(
                 return Ok(RawSchema {
                     crd: name,
                     document,
-                    schema: Located::Version(version.to_string()),
+                    version: version.to_string(),
                 });
             }
             Err(SchemaError::NotFound(e)) => not_found = Some(SchemaError::NotFound(e)),

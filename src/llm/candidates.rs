@@ -625,9 +625,11 @@ fn string_rewrites(s: &str) -> Vec<Value> {
 }
 
 /// The numbers written with digits in `s`, as JSON numbers (whole ones only for an integer).
+/// A number is a word of its own: digits glued to letters are part of a name or a class
+/// (`5xx` is no 5, `s3` no 3, `v2` no 2).
 fn numbers_in(s: &str, integer: bool) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
-    for token in s.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-')) {
+    for token in s.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-')) {
         let token = token.trim_matches(|c| c == '.' || c == '-');
         let parsed = if integer {
             token.parse::<i64>().ok().map(Value::from)
@@ -1967,6 +1969,9 @@ mod tests {
         assert_eq!(options[0], json!(["hostssl a,b app", "host all"]));
         let count = json!({"type": "integer"});
         assert_eq!(rewrites(&json!("3 replicas"), &count), vec![json!(3)]);
+        // Digits glued to letters are no number: `5xx` is a class of statuses, not 5.
+        assert!(rewrites(&json!("5xx"), &count).is_empty());
+        assert_eq!(rewrites(&json!("503 (a 5xx)"), &count), vec![json!(503)]);
         // An amount keeps its size: converted to the unit the field counts in, never bare.
         let seconds = json!({"type": "integer", "description": "How long, in whole seconds."});
         assert_eq!(rewrites(&json!("5 minutes"), &seconds), vec![json!(300)]);

@@ -840,28 +840,10 @@ fn set_based_selector(s: &str, node: &Value) -> Vec<Value> {
 /// A reference given by its name alone (`"media-backup-gcs"` for `{name: ...}`): the string
 /// as the object's one required string property, or its `name`.
 fn named_reference(s: &str, node: &Value) -> Vec<Value> {
-    // kubectl's lower-case `type/NAME` (`secret/shop-tls`) where the object names that type's
-    // name in one field (`secretName`): the name goes there, and only there.
-    if let Some((kind, name)) = s.trim().split_once('/') {
-        let field = format!("{kind}Name");
-        let names_it = !kind.is_empty()
-            && kind.chars().all(|c| c.is_ascii_lowercase())
-            && schema::child(node, &field).is_some_and(|c| {
-                schema::type_of(c) == "string" && schema::enum_values(c).is_none()
-            });
-        if names_it && is_dns_label(name.split('.').next().unwrap_or_default()) {
-            return vec![serde_json::json!({ field: name })];
-        }
+    if let Some(reference) = type_name_field(s, node) {
+        return vec![reference];
     }
-    let required: Vec<&str> = schema::required(node).collect();
-    let target = match required.as_slice() {
-        [only] => Some(*only),
-        [] => Some("name"),
-        _ => required.iter().copied().find(|r| *r == "name"),
-    };
-    let Some(target) =
-        target.filter(|t| schema::child(node, t).is_some_and(|c| schema::type_of(c) == "string"))
-    else {
+    let Some(target) = reference_target(node) else {
         return Vec::new();
     };
     let s = s.trim();
@@ -869,35 +851,78 @@ fn named_reference(s: &str, node: &Value) -> Vec<Value> {
     if s.is_empty() || s.contains(char::is_whitespace) || s.contains('=') {
         return Vec::new();
     }
-    // kubectl's `TYPE/NAME` (`Deployment/inventory-api`): where the object names a kind, a first
-    // part written as a kind is is the kind, and only that reading is offered.
-    let free_kind = schema::child(node, "kind")
-        .is_some_and(|k| schema::type_of(k) == "string" && schema::enum_values(k).is_none());
-    // Kubernetes' `NAMESPACE/NAME` (`flux-system/cert-manager`, as keys, `--depends-on` and
-    // `kubectl -n` print it): where the object has a free namespace field, a first part written
-    // as a namespace is the namespace. In both forms the name comes last.
-    let free_namespace = schema::child(node, "namespace")
-        .is_some_and(|n| schema::type_of(n) == "string" && schema::enum_values(n).is_none());
-    if let Some((scope, name)) = s.split_once('/') {
-        let written_as_kind = scope.starts_with(|c: char| c.is_ascii_uppercase())
-            && scope.chars().all(|c| c.is_ascii_alphanumeric());
-        if !name.is_empty() && !name.contains('/') {
-            if free_kind && written_as_kind {
-                return vec![serde_json::json!({ target: name, "kind": scope })];
-            }
-            if free_namespace && target != "namespace" && is_dns_label(scope) && is_dns_label(name)
-            {
-                return vec![serde_json::json!({ target: name, "namespace": scope })];
-            }
-        }
+    if let Some(reference) = scoped_name(s, target, node) {
+        return vec![reference];
     }
     let mut out = vec![serde_json::json!({ target: s })];
-    let Some(properties) = node.get("properties").and_then(Value::as_object) else {
-        return out;
+    if let Some(properties) = node.get("properties").and_then(Value::as_object) {
+        out.extend(name_and_part(s, target, properties));
+    }
+    out
+}
+
+/// A string property of `node` that takes any text (no enum).
+fn free_string(node: &Value, field: &str) -> bool {
+    schema::child(node, field)
+        .is_some_and(|c| schema::type_of(c) == "string" && schema::enum_values(c).is_none())
+}
+
+/// kubectl's lower-case `type/NAME` (`secret/shop-tls`) where the object names that type's
+/// name in one field (`secretName`): the name goes there, and only there.
+fn type_name_field(s: &str, node: &Value) -> Option<Value> {
+    let (kind, name) = s.trim().split_once('/')?;
+    let field = format!("{kind}Name");
+    let names_it = !kind.is_empty()
+        && kind.chars().all(|c| c.is_ascii_lowercase())
+        && free_string(node, &field);
+    (names_it && is_dns_label(name.split('.').next().unwrap_or_default()))
+        .then(|| serde_json::json!({ field: name }))
+}
+
+/// The field a reference's name goes to: the object's one required string property, or
+/// `name`.
+fn reference_target(node: &Value) -> Option<&str> {
+    let required: Vec<&str> = schema::required(node).collect();
+    let target = match required.as_slice() {
+        [only] => Some(*only),
+        [] => Some("name"),
+        _ => required.iter().copied().find(|r| *r == "name"),
     };
-    // `"billing-backup-s3/credentials.json"`: the name and another string property (`key`);
-    // `"ClusterIssuer/letsencrypt-prod"`: a part that names an enum value of a property
-    // (`kind`) goes there, and only there.
+    target.filter(|t| schema::child(node, t).is_some_and(|c| schema::type_of(c) == "string"))
+}
+
+/// kubectl's `TYPE/NAME` (`Deployment/inventory-api`): where the object names a kind freely, a
+/// first part written as a kind is the kind. Kubernetes' `NAMESPACE/NAME`
+/// (`flux-system/cert-manager`, as keys, `--depends-on` and `kubectl -n` print it): where the
+/// object has a free namespace field, a first part written as a namespace is the namespace.
+/// In both forms the name comes last, and it is the only reading offered.
+fn scoped_name(s: &str, target: &str, node: &Value) -> Option<Value> {
+    let (scope, name) = s.split_once('/')?;
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    let written_as_kind = scope.starts_with(|c: char| c.is_ascii_uppercase())
+        && scope.chars().all(|c| c.is_ascii_alphanumeric());
+    if free_string(node, "kind") && written_as_kind {
+        return Some(serde_json::json!({ target: name, "kind": scope }));
+    }
+    let namespaced = free_string(node, "namespace") && target != "namespace";
+    (namespaced && is_dns_label(scope) && is_dns_label(name))
+        .then(|| serde_json::json!({ target: name, "namespace": scope }))
+}
+
+/// The name and one other part of a reference, each in its place:
+/// `"billing-backup-s3/credentials.json"` → the name and another string property (`key`);
+/// `"ClusterIssuer/letsencrypt-prod"` → a part that names an enum value of a property (`kind`)
+/// goes there, and only there.
+fn name_and_part(s: &str, target: &str, properties: &Map<String, Value>) -> Vec<Value> {
+    let names_enum_value = |part: &str| {
+        properties.values().any(|child| {
+            schema::enum_values(child)
+                .is_some_and(|allowed| !super::readings::named_values(part, allowed).is_empty())
+        })
+    };
+    let mut out = Vec::new();
     for sep in ['/', ':'] {
         let Some((head, tail)) = s.split_once(sep) else {
             continue;
@@ -905,12 +930,6 @@ fn named_reference(s: &str, node: &Value) -> Vec<Value> {
         if head.is_empty() || tail.is_empty() {
             continue;
         }
-        let names_enum_value = |part: &str| {
-            properties.values().any(|child| {
-                schema::enum_values(child)
-                    .is_some_and(|allowed| !super::readings::named_values(part, allowed).is_empty())
-            })
-        };
         // The name comes first (`secret/key`), unless the first part is an enum value.
         let (named, rest) = if names_enum_value(head) {
             (tail, head)

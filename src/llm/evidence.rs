@@ -350,12 +350,12 @@ fn replaced_scalar<'v>(given: &'v Value, p: &str) -> Option<&'v Value> {
     }
 }
 
-fn is_scalar(v: &Value) -> bool {
+pub(super) fn is_scalar(v: &Value) -> bool {
     matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_))
 }
 
 /// Calls `f` with every string and number leaf (bools, nulls and keys are not evidence).
-fn leaves(v: &Value, at: &str, depth: usize, f: &mut dyn FnMut(&str, &Value)) {
+pub(super) fn leaves(v: &Value, at: &str, depth: usize, f: &mut dyn FnMut(&str, &Value)) {
     if depth > MAX_DEPTH {
         return;
     }

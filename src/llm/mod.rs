@@ -707,7 +707,7 @@ impl Judge<'_, '_> {
             written == before
                 || written.as_array().is_some_and(|a| a.len() == 1 && a[0] == *before)
                 || matches!((written, before), (Value::String(w), Value::String(b)) if !w.is_empty() && b.contains(w.as_str()))
-                || (is_scalar(written) && holds_leaf(before, written, 0))
+                || (evidence::is_scalar(written) && holds_leaf(before, written))
         })
     }
 
@@ -873,21 +873,13 @@ pub fn llm_changes(given: &Value, candidate: &Value, model: &str) -> Vec<Change>
     changes
 }
 
+/// A string or number leaf of the structure `v` is `leaf` (a value moved out of a wrapper in
+/// error: `secretKeyRef: {name: smtp}` → `name: smtp`).
+fn holds_leaf(v: &Value, leaf: &Value) -> bool {
+    let mut found = false;
+    evidence::leaves(v, "", 0, &mut |_, l| found |= l == leaf);
+    found
+}
+
 #[cfg(test)]
 mod tests;
-
-fn is_scalar(v: &Value) -> bool {
-    matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_))
-}
-
-/// A leaf of the structure `v` is `leaf` (a value moved out of a wrapper in error:
-/// `secretKeyRef: {name: smtp}` → `name: smtp`).
-fn holds_leaf(v: &Value, leaf: &Value, depth: usize) -> bool {
-    const MAX_DEPTH: usize = 16;
-    match v {
-        _ if depth > MAX_DEPTH => false,
-        Value::Object(map) => map.values().any(|c| holds_leaf(c, leaf, depth + 1)),
-        Value::Array(items) => items.iter().any(|c| holds_leaf(c, leaf, depth + 1)),
-        other => other == leaf,
-    }
-}

@@ -475,16 +475,18 @@ impl Engine<'_, '_> {
             return None;
         }
         let new = coerce::coerce(value, expected)?;
-        let others = pointer::split_last(at)
+        // The other items of the list the value is in, if it is in one.
+        let others: Vec<&Value> = pointer::split_last(at)
             .and_then(|(parent, index)| {
+                let index = index.parse::<usize>().ok()?;
                 let items = object.pointer(parent)?.as_array()?;
                 Some(
                     items
                         .iter()
                         .enumerate()
-                        .filter(|(i, _)| i.to_string() != index)
+                        .filter(|(i, _)| *i != index)
                         .map(|(_, v)| v)
-                        .collect::<Vec<_>>(),
+                        .collect(),
                 )
             })
             .unwrap_or_default();

@@ -25,6 +25,7 @@ use ::cel::{Context, Env, ExecutionError, Value as CelValue};
 use serde_json::Value;
 
 use super::escaping::{self, CEL_RESERVED};
+use super::regex;
 use crate::schema;
 
 #[path = "k8s_lib/mod.rs"]
@@ -35,93 +36,6 @@ const UNSUPPORTED: &str = "crfix-unsupported: ";
 
 /// Deepest JSON nesting converted into a CEL value.
 const MAX_CONVERT_DEPTH: usize = 64;
-
-/// Most distinct regular expressions kept compiled at once.
-const MAX_CACHED_REGEXES: usize = 512;
-
-pub mod regex {
-    //! One cache of compiled regular expressions per instance (= per evaluation in wasm).
-
-    use super::*;
-
-    type Compiled = Result<Rc<regex_lite::Regex>, String>;
-
-    thread_local! {
-        static CACHE: RefCell<HashMap<String, Compiled>> = RefCell::new(HashMap::new());
-    }
-
-    #[cfg(test)]
-    pub fn clear() {
-        CACHE.with(|cache| cache.borrow_mut().clear());
-    }
-
-    /// `pattern` with its capturing groups made non-capturing. Only matching is ever asked
-    /// of these regexes, and regex-lite's matcher allocates per state and capture slot: for a
-    /// large pattern with many groups (a semver range) that is most of a millisecond.
-    pub fn without_captures(pattern: &str) -> std::borrow::Cow<'_, str> {
-        if !pattern.contains('(') {
-            return std::borrow::Cow::Borrowed(pattern);
-        }
-        // Every byte that matters is ASCII, so a byte index after one is a char boundary;
-        // the text between insertions is copied in runs.
-        let bytes = pattern.as_bytes();
-        let mut out = String::with_capacity(pattern.len() + 16);
-        let mut copied = 0;
-        let mut in_class = false;
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                // The escaped character (its first byte; any others are not ASCII).
-                b'\\' => i += 1,
-                b'[' if !in_class => {
-                    in_class = true;
-                    // A `]` right after `[` or `[^` is a literal.
-                    if bytes.get(i + 1) == Some(&b'^') {
-                        i += 1;
-                    }
-                    if bytes.get(i + 1) == Some(&b']') {
-                        i += 1;
-                    }
-                }
-                // A POSIX class `[:alpha:]` inside a class.
-                b'[' if bytes.get(i + 1) == Some(&b':') => {
-                    i += bytes[i..]
-                        .iter()
-                        .position(|&b| b == b']')
-                        .unwrap_or(bytes.len() - i);
-                }
-                b']' if in_class => in_class = false,
-                b'(' if !in_class && bytes.get(i + 1) != Some(&b'?') => {
-                    out.push_str(&pattern[copied..=i]);
-                    out.push_str("?:");
-                    copied = i + 1;
-                }
-                _ => {}
-            }
-            i += 1;
-        }
-        out.push_str(&pattern[copied..]);
-        std::borrow::Cow::Owned(out)
-    }
-
-    /// The compiled `pattern`, or why `regex-lite` cannot compile it.
-    pub fn get(pattern: &str) -> Compiled {
-        CACHE.with(|cache| {
-            if let Some(hit) = cache.borrow().get(pattern) {
-                return hit.clone();
-            }
-            let compiled = regex_lite::Regex::new(&without_captures(pattern))
-                .map(Rc::new)
-                .map_err(|e| e.to_string());
-            let mut cache = cache.borrow_mut();
-            if cache.len() >= MAX_CACHED_REGEXES {
-                cache.clear();
-            }
-            cache.insert(pattern.to_string(), compiled.clone());
-            compiled
-        })
-    }
-}
 
 /// What a rule needs from the environment beyond the standard library (each extension costs
 /// microseconds to register, in every fresh instance).
@@ -272,22 +186,24 @@ fn string_arg(val: &dyn Val) -> Result<&str, ExecutionError> {
 }
 
 fn compiled_regex(function: &str, pattern: &str) -> Result<Rc<regex_lite::Regex>, ExecutionError> {
-    regex::get(pattern).map_err(|e| {
-        ExecutionError::function_error(
-            function,
-            format!("{UNSUPPORTED}regex {pattern:?} is not supported by regex-lite: {e}"),
-        )
-    })
+    regex::get(pattern).map_err(|e| regex_error(function, pattern, e))
+}
+
+fn regex_error(function: &str, pattern: &str, error: String) -> ExecutionError {
+    ExecutionError::function_error(
+        function,
+        format!("{UNSUPPORTED}regex {pattern:?} is not supported by regex-lite: {error}"),
+    )
 }
 
 fn matches<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let [text, pattern] = args.as_slice() else {
         return Err(ExecutionError::invalid_argument_count(2, args.len()));
     };
-    let re = compiled_regex("matches", string_arg(pattern.as_ref())?)?;
-    Ok(CowVal::owned(CelBool::from(
-        re.is_match(string_arg(text.as_ref())?),
-    )))
+    let pattern = string_arg(pattern.as_ref())?;
+    let matched = regex::is_match(pattern, string_arg(text.as_ref())?)
+        .map_err(|e| regex_error("matches", pattern, e))?;
+    Ok(CowVal::owned(CelBool::from(matched)))
 }
 
 fn find<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
@@ -777,10 +693,10 @@ impl Shortcut {
                 if typed_format(schema).is_some() {
                     return None;
                 }
-                Some(match compiled_regex("matches", pattern) {
-                    Ok(re) if re.is_match(text) => RuleResult::Pass,
-                    Ok(_) => RuleResult::Fail,
-                    Err(e) => classify(e),
+                Some(match regex::is_match(pattern, text) {
+                    Ok(true) => RuleResult::Pass,
+                    Ok(false) => RuleResult::Fail,
+                    Err(e) => classify(regex_error("matches", pattern, e)),
                 })
             }
             Shortcut::Has(field) => {

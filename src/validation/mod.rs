@@ -18,6 +18,7 @@ mod cel;
 mod cost;
 mod escaping;
 mod formats;
+mod regex;
 mod static_cost;
 
 use std::collections::HashSet;
@@ -590,9 +591,9 @@ impl<'a> Walker<'a> {
             ]));
             return;
         }
-        match self::cel::regex::get(pattern) {
-            Ok(re) if re.is_match(s) => {}
-            Ok(_) => self.push(
+        match regex::is_match(pattern, s) {
+            Ok(true) => {}
+            Ok(false) => self.push(
                 Class::Value,
                 ptr.to_string(),
                 ErrorKind::Pattern {

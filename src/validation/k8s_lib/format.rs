@@ -78,9 +78,8 @@ fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
 }
 
 fn matches_fully(fmt: &str, s: &str) -> Result<bool, ExecutionError> {
-    let re = super::super::regex::get(&format!("^(?:{fmt})$"))
-        .map_err(|e| unsupported("validate", e))?;
-    Ok(re.is_match(s))
+    super::super::regex::is_match(&format!("^(?:{fmt})$"), s)
+        .map_err(|e| unsupported("validate", e))
 }
 
 fn max_len(n: usize) -> String {

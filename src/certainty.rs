@@ -44,6 +44,9 @@ pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Vio
                 if let Some(v) = split_inside_items(&path, before, value) {
                     out.push(v);
                 }
+                if let Some(v) = operator_cut(&path, before, value) {
+                    out.push(v);
+                }
                 if let Some(v) =
                     structure_deleted(schema, &path, before, Some(value), given, candidate)
                 {
@@ -151,6 +154,46 @@ fn split_inside_items(path: &str, before: Option<&Value>, after: &Value) -> Opti
     })
 }
 
+/// `"app=postgres,tier!=cache"` → `{app: postgres, "tier!": cache}`: a key cut from the text
+/// at `=` that ends in an operator's first character cut the operator (`!=`, `<=`, `>=`, `~=`)
+/// in two; the pair was a comparison, not a `key=value`.
+fn operator_cut(path: &str, before: Option<&Value>, after: &Value) -> Option<Violation> {
+    let Value::String(text) = before? else {
+        return None;
+    };
+    let mut keys = Vec::new();
+    object_keys(after, &mut keys, 0);
+    let cut = keys
+        .into_iter()
+        .find(|k| k.ends_with(OPERATOR_STARTS) && text.contains(&format!("{k}=")))?;
+    Some(Violation::new(
+        path,
+        format!(
+            "makes a key of {cut:?}: the text's operator {:?} is cut in two at its `=`",
+            format!("{}=", &cut[cut.len() - 1..])
+        ),
+    ))
+}
+
+/// Characters an operator written with `=` starts with (`!=`, `<=`, `>=`, `~=`).
+const OPERATOR_STARTS: [char; 4] = ['!', '<', '>', '~'];
+
+fn object_keys<'v>(v: &'v Value, out: &mut Vec<&'v str>, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                out.push(k);
+                object_keys(child, out, depth + 1);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|c| object_keys(c, out, depth + 1)),
+        _ => {}
+    }
+}
+
 /// An object or a list entry the user wrote, deleted (or emptied) and not moved anywhere:
 /// making an object valid by removing what the user wrote is no repair.
 fn structure_deleted(
@@ -247,17 +290,29 @@ pub fn accepts(node: &Value, value: &Value) -> bool {
     crate::validation::validate(&wrapper, &object, None, options).is_valid()
 }
 
-/// `"websecure  # not web"` → `["websecure  # not web"]`: a string with blanks wrapped whole
-/// into a list of free text is one reading of several (`coerce::may_be_several_items`).
-fn wrapped_whole(schema: &Value, path: &str, before: &Value, after: &Value) -> Option<String> {
-    let (Value::String(text), [Value::String(item)]) = (before, after.as_array()?.as_slice())
-    else {
+/// A list made of a string whose items still hold blanks, in a list of free text: one reading
+/// of several (`coerce::may_be_several_items`). Wrapped whole, `"websecure  # not web"` may be
+/// several items or one with a remark; split at its commas, `"shop.example.com and every
+/// subdomain under it, plus example.net"` gives items that are prose, not values.
+fn prose_items(schema: &Value, path: &str, before: &Value, after: &Value) -> Option<String> {
+    let Value::String(text) = before else {
         return None;
     };
+    let items = after.as_array()?;
     let item_node = schema::node_at(schema, path).and_then(|n| n.get("items"));
-    (item.trim() == text.trim() && may_be_several_items(text, item_node)).then(|| {
-        format!("{path}: a string with blanks in it, wrapped whole into a one-item list, may be several items or one with a remark")
-    })
+    let prose = |item: &Value| {
+        item.as_str()
+            .is_some_and(|s| may_be_several_items(s, item_node))
+    };
+    match items.as_slice() {
+        [Value::String(item)] if item.trim() == text.trim() && prose(&items[0]) => Some(format!(
+            "{path}: a string with blanks in it, wrapped whole into a one-item list, may be several items or one with a remark"
+        )),
+        [_, _, ..] if items.iter().any(prose) => Some(format!(
+            "{path}: the string's parts still hold blanks: they may be prose, not items"
+        )),
+        _ => None,
+    }
 }
 
 /// A value the user wrote as a scalar, now inside an object crfix made of it (`"prod"` →
@@ -344,7 +399,7 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
                     if let Some(why) = ambiguous_placement(schema, &path, old, value) {
                         return Err(why);
                     }
-                    if let Some(why) = wrapped_whole(schema, &path, old, value) {
+                    if let Some(why) = prose_items(schema, &path, old, value) {
                         return Err(why);
                     }
                     value_words(schema, &path, old, &mut removed, 0);
@@ -403,6 +458,7 @@ fn value_words(schema: &Value, path: &str, v: &Value, out: &mut Vec<String>, dep
                     .is_some_and(|p| p.get(k).is_some());
                 if !declared {
                     out.extend(words_of_name(k));
+                    out.extend(symbols(k));
                 }
                 value_words(schema, &pointer::push(path, k), child, out, depth + 1);
             }
@@ -418,12 +474,26 @@ fn value_words(schema: &Value, path: &str, v: &Value, out: &mut Vec<String>, dep
                 );
             }
         }
-        Value::String(s) => out.extend(words_of_name(s)),
+        Value::String(s) => {
+            out.extend(words_of_name(s));
+            out.extend(symbols(s));
+        }
         Value::Number(n) => out.push(n.to_string()),
         Value::Bool(b) => out.push(b.to_string()),
         Value::Null => {}
     }
 }
+
+/// Symbols that carry meaning of their own, as words: a reshaping keeps them (`"+50%"` is no
+/// `"50"`, `"*.example.com"` no `"example.com"`, `"tier!=cache"` no `tier=cache`). Separators
+/// (blanks, `,` `;` `=` `:` `/`, brackets, quotes) and signs are structure, not counted.
+fn symbols(s: &str) -> impl Iterator<Item = String> + '_ {
+    s.chars()
+        .filter(|c| MEANINGFUL_SYMBOLS.contains(c))
+        .map(String::from)
+}
+
+const MEANINGFUL_SYMBOLS: [char; 9] = ['%', '!', '<', '>', '~', '^', '*', '|', '&'];
 
 /// Lower-case words of a text, split at anything that is not a letter or digit.
 fn words(text: &str) -> Vec<String> {
@@ -529,6 +599,20 @@ mod tests {
     }
 
     #[test]
+    fn a_split_never_cuts_an_operator_in_two() {
+        let s = schema();
+        let given = object(json!({"selector": "app=postgres,tier!=cache"}));
+        let cut =
+            object(json!({"selector": {"matchLabels": {"app": "postgres", "tier!": "cache"}}}));
+        let v = meaning_kept(&s, &given, &cut);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].message.contains("\"!=\""), "{v:?}");
+        let pairs = object(json!({"selector": {"matchLabels": {"app": "postgres", "tier": "db"}}}));
+        let given = object(json!({"selector": "app=postgres,tier=db"}));
+        assert!(meaning_kept(&s, &given, &pairs).is_empty());
+    }
+
+    #[test]
     fn what_the_user_wrote_is_not_deleted_unless_it_moves() {
         let s = schema();
         let given = object(json!({"backends": [{"name": "web"}]}));
@@ -596,6 +680,22 @@ mod tests {
         assert!(split(
             json!({"names": "websecure"}),
             json!({"names": ["websecure"]})
+        )
+        .is_ok());
+        // Split at its commas, a sentence gives items that are prose: not certain.
+        let e = split(
+            json!({"names": "shop.example.com and every subdomain under it, plus example.net"}),
+            json!({"names": ["shop.example.com and every subdomain under it", "plus example.net"]}),
+        )
+        .unwrap_err();
+        assert!(e.contains("prose"), "{e}");
+        // Symbols that carry meaning are words too: `+50%` is no 50, `*.a.com` no `a.com`.
+        let e = split(json!({"host": "+50%"}), json!({"host": "50"})).unwrap_err();
+        assert!(e.contains("\"%\""), "{e}");
+        assert!(split(json!({"host": "*.a.com"}), json!({"host": "a.com"})).is_err());
+        assert!(split(
+            json!({"names": "*.a.com, b.com"}),
+            json!({"names": ["*.a.com", "b.com"]})
         )
         .is_ok());
         // A scalar put into an object is certain only where no other free field takes it.

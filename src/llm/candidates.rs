@@ -28,6 +28,8 @@ const MAX_COMBINATIONS: usize = 160;
 pub const MAX_CANDIDATES: usize = 4;
 /// Deepest schema walk when looking for a property of a similar name.
 const MAX_SCHEMA_DEPTH: usize = 8;
+/// Most schema nodes walked to find whether a property name is used twice.
+const MAX_SCHEMA_NODES: usize = 20_000;
 /// Longest string crfix splits into words for options.
 const MAX_SPLIT_CHARS: usize = 512;
 /// Most enum values offered for one field.
@@ -586,7 +588,7 @@ fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
         ));
     }
     if let Some(allowed) = node.get("items").and_then(schema::enum_values) {
-        let named = super::readings::named_values(s, allowed);
+        let named = super::readings::chosen_values(s, allowed);
         if !named.is_empty() {
             out.push(Value::Array(named.into_iter().map(Value::from).collect()));
         }
@@ -613,6 +615,14 @@ fn string_rewrites(s: &str) -> Vec<Value> {
             .collect();
     }
     let mut out = operator_ranges(s).unwrap_or_default();
+    // A comment glued into the value, as YAML writes one after a blank
+    // (`"ISRG Root X1   # short chain only"`): the value before it.
+    if let Some((value, _)) = s.split_once(" #").or_else(|| s.split_once("\t#")) {
+        let value = value.trim();
+        if !value.is_empty() {
+            out.push(Value::from(value));
+        }
+    }
     for word in value_words(s) {
         let lower = word.to_lowercase();
         let differs = lower != word;
@@ -676,8 +686,13 @@ fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
 /// (`{name, matchType: "=~", value}`); quotes around the value are the syntax's, not the value's.
 /// The pair's own structure, nothing added.
 fn pair_object(s: &str, node: &Value) -> Option<Value> {
-    let string =
-        |name: &str| schema::child(node, name).is_some_and(|c| schema::type_of(c) == "string");
+    // Declared properties only: a free map's keys are the user's words, never `name`/`value`
+    // that crfix writes.
+    let string = |name: &str| {
+        node.get("properties")
+            .and_then(|p| p.get(name))
+            .is_some_and(|c| schema::type_of(c) == "string")
+    };
     let key_field = ["name", "key"].into_iter().find(|f| string(f))?;
     if !string("value") {
         return None;
@@ -774,7 +789,8 @@ fn label_map(s: &str, node: &Value) -> Vec<Value> {
             return Vec::new();
         };
         let (k, v) = (k.trim(), v.trim().trim_start_matches('='));
-        if k.is_empty() {
+        // `tier!=cache` is a comparison, not a pair: its `=` belongs to the operator.
+        if k.is_empty() || k.ends_with(['!', '<', '>', '~']) {
             return Vec::new();
         }
         pairs.insert(k.to_string(), Value::from(v));
@@ -901,14 +917,28 @@ fn scoped_name(s: &str, target: &str, node: &Value) -> Option<Value> {
     if name.is_empty() || name.contains('/') {
         return None;
     }
-    let written_as_kind = scope.starts_with(|c: char| c.is_ascii_uppercase())
-        && scope.chars().all(|c| c.is_ascii_alphanumeric());
-    if free_string(node, "kind") && written_as_kind {
+    if free_string(node, "kind") && written_as_kind(scope) {
         return Some(serde_json::json!({ target: name, "kind": scope }));
+    }
+    // kubectl's own names of a built-in kind (`sts/redis-cache`, `deployments/web`): the kind,
+    // and its API version where the object names one freely.
+    if let Some((kind, api_version)) =
+        super::readings::built_in_kind(scope).filter(|_| free_string(node, "kind"))
+    {
+        let mut reference = serde_json::json!({ target: name, "kind": kind });
+        if free_string(node, "apiVersion") {
+            reference["apiVersion"] = Value::from(api_version);
+        }
+        return Some(reference);
     }
     let namespaced = free_string(node, "namespace") && target != "namespace";
     (namespaced && is_dns_label(scope) && is_dns_label(name))
         .then(|| serde_json::json!({ target: name, "namespace": scope }))
+}
+
+/// A kind as Kubernetes writes one: UpperCamelCase letters and digits.
+fn written_as_kind(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_uppercase()) && s.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
 /// The name and one other part of a reference, each in its place:
@@ -941,6 +971,10 @@ fn name_and_part(s: &str, target: &str, properties: &Map<String, Value>) -> Vec<
         }
         for (other, child) in properties {
             if other == target || schema::type_of(child) != "string" {
+                continue;
+            }
+            // A kind is written as one (`TYPE/NAME` above); a name is no kind or API version.
+            if (other == "kind" && !written_as_kind(rest)) || other == "apiVersion" {
                 continue;
             }
             let value = match schema::enum_values(child) {
@@ -1107,7 +1141,9 @@ fn split_to_sibling(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution
             out.push(vec![Edit::Set(p.to_string(), Value::from(head))]);
             continue;
         }
-        if head.is_empty() || tail.is_empty() {
+        // A part is one value: a part with blanks in it is the rest of a sentence
+        // (`"ISRG Root X1  # short chain only"` is not `ISRG` and a `profile` of the rest).
+        if head.is_empty() || tail.is_empty() || tail.contains(char::is_whitespace) {
             continue;
         }
         // The part goes only to a field whose schema takes it, and only when exactly one
@@ -1198,21 +1234,9 @@ fn fill_object(sources: &Sources, p: &str, node: &Value, depth: usize) -> Vec<Va
 /// into the argocd-system namespace."` for `namespace`). Never a text that says nothing
 /// about the field: an unrelated label or the object's name would be a guess.
 fn fill_string(sources: &Sources, p: &str) -> Vec<Value> {
-    let field = pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
-    let (about, others) = source_texts(sources, p);
+    let (about, mentioned) = texts_about(sources, p);
     let bounded = |t: &&String| t.chars().count() <= MAX_SPLIT_CHARS;
     let about: Vec<&String> = about.iter().filter(bounded).collect();
-    // Near a mention of `name` or `key` could be any name or key: only a specific field name
-    // says what the words next to it are about.
-    let mentioned: Vec<String> = if generic(&field) {
-        Vec::new()
-    } else {
-        others
-            .iter()
-            .filter(bounded)
-            .flat_map(|t| words_near_a_mention(t, &field))
-            .collect()
-    };
     let words: Vec<String> = about.iter().flat_map(|t| named_words(t)).collect();
     let (named, plain): (Vec<&String>, Vec<&String>) =
         words.iter().partition(|w| looks_like_name(w));
@@ -1231,6 +1255,26 @@ fn fill_string(sources: &Sources, p: &str) -> Vec<Value> {
     }
     unique.truncate(MAX_OPTIONS_PER_ERROR * 2);
     unique
+}
+
+/// What the user wrote about the field at `p` (see [`fill_string`]): the texts about it, and
+/// the words next to a mention of it elsewhere. The only evidence for a value the object did
+/// not have there (the evidence check asks the same of the model's own answers).
+pub(super) fn texts_about(sources: &Sources, p: &str) -> (Vec<String>, Vec<String>) {
+    let field = pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
+    let (about, others) = source_texts(sources, p);
+    // Near a mention of `name` or `key` could be any name or key: only a specific field name
+    // says what the words next to it are about.
+    let mentioned: Vec<String> = if generic(&field) {
+        Vec::new()
+    } else {
+        others
+            .iter()
+            .filter(|t| t.chars().count() <= MAX_SPLIT_CHARS)
+            .flat_map(|t| words_near_a_mention(t, &field))
+            .collect()
+    };
+    (about, mentioned)
 }
 
 /// How many words either side of a mention of a field may be its value.
@@ -1282,8 +1326,11 @@ fn source_texts(sources: &Sources, p: &str) -> (Vec<String>, Vec<String>) {
     {
         about.push(old.to_string());
     }
+    // A name the schema gives to fields of several objects (`email` of an ACME account and of
+    // a DNS provider's account) says what a value is about only with its parent.
+    let reused = reused_name(sources.schema, &name);
     for (at, text) in strings(sources.given, "") {
-        if at != p && same_field(&at, p) {
+        if at != p && same_field(&at, p, reused) {
             about.push(text.to_string());
         }
     }
@@ -1319,20 +1366,52 @@ fn generic(name: &str) -> bool {
 }
 
 /// Do pointers `a` and `b` name the same kind of field: similar names, and for a generic
-/// name, similar parents too (`secretRef/name` is not `serviceAccount/name`)?
-fn same_field(a: &str, b: &str) -> bool {
+/// name or one the schema `reused` for several objects, similar parents too
+/// (`secretRef/name` is not `serviceAccount/name`, `acme/email` not `cloudflare/email`)?
+fn same_field(a: &str, b: &str, reused: bool) -> bool {
     let (Some((pa, na)), Some((pb, nb))) = (pointer::split_last(a), pointer::split_last(b)) else {
         return false;
     };
     if !similar_name(&na, &nb) {
         return false;
     }
-    if !generic(&nb) {
+    if !generic(&nb) && !reused {
         return true;
     }
     let parent = |p: &str| pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
     let (a, b) = (parent(pa), parent(pb));
     !a.is_empty() && similar_name(&a, &b)
+}
+
+/// Does the schema declare a property `name` in objects under two or more differently named
+/// parents? Bounded walk; list items count under the list's name.
+fn reused_name(schema: &Value, name: &str) -> bool {
+    let mut parents: Vec<&str> = Vec::new();
+    let mut stack: Vec<(&str, &Value, usize)> = vec![("", schema, 0)];
+    let mut visited = 0;
+    while let Some((parent, node, depth)) = stack.pop() {
+        visited += 1;
+        if depth > MAX_SCHEMA_DEPTH * 2 || visited > MAX_SCHEMA_NODES {
+            break;
+        }
+        if let Some(properties) = node.get("properties").and_then(Value::as_object) {
+            if properties.contains_key(name) && !parents.contains(&parent) {
+                parents.push(parent);
+                if parents.len() > 1 {
+                    return true;
+                }
+            }
+            for (key, child) in properties {
+                stack.push((key, child, depth + 1));
+            }
+        }
+        for key in ["items", "additionalProperties"] {
+            if let Some(child) = node.get(key).filter(|c| c.is_object()) {
+                stack.push((parent, child, depth + 1));
+            }
+        }
+    }
+    false
 }
 
 /// Every string leaf of the object's spec-like part (not metadata), with its pointer.
@@ -1511,6 +1590,13 @@ pub fn describe(given: &Value, candidate: &Value) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_comment_glued_into_a_value_is_read_as_the_value_before_it() {
+        let options = string_rewrites("ISRG Root X1   # short chain only; the other expired");
+        assert_eq!(options[0], json!("ISRG Root X1"));
+        assert!(!string_rewrites("ISRG Root X1").contains(&json!("ISRG Root X1")));
+    }
 
     #[test]
     fn operators_and_numbers_are_rejoined() {
@@ -1752,6 +1838,22 @@ mod tests {
             fill(given, "/spec/destination/secretRef/name"),
             [json!("wiki-s3")]
         );
+        // A name the schema gives to fields of two objects (an ACME account's email and a DNS
+        // provider's) is about the same thing only under a similar parent.
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"acme": {"type": "object", "properties": {
+                "email": {"type": "string"},
+                "cloudflare": {"type": "object", "properties": {"email": {"type": "string"}}}}}}}}});
+        let given = json!({"metadata": {"name": "x"},
+            "spec": {"acme": {"email": "tls@example.com", "cloudflare": {}}}});
+        let sources = Sources {
+            schema: &schema,
+            given: &given,
+            old_object: None,
+            protected: &[],
+        };
+        assert!(fill_string(&sources, "/spec/acme/cloudflare/email").is_empty());
+        assert!(reused_name(&schema, "email") && !reused_name(&schema, "cloudflare"));
     }
 
     #[test]
@@ -1842,6 +1944,13 @@ mod tests {
             "web:prod",
         );
         assert!(options.is_empty(), "{options:?}");
+        // A part is one value: the rest of a sentence is none (`ISRG Root X1  # remark` is
+        // not `ISRG` and a `profile` of the rest).
+        let options = split(
+            json!({"service": {"type": "string"}, "profile": {"type": "string"}}),
+            "ISRG Root X1   # short chain only",
+        );
+        assert!(options.is_empty(), "{options:?}");
         // A port out of range is taken by no field.
         let options = split(
             json!({"service": {"type": "string"}, "port": {"type": "integer", "maximum": 65535}}),
@@ -1858,6 +1967,13 @@ mod tests {
             rewrites(&json!("severity=warning, team=storage"), &labels),
             vec![json!({"severity": "warning", "team": "storage"})]
         );
+        // A free map's keys are the user's: never `{name, value}` written by crfix.
+        assert_eq!(
+            rewrites(&json!("team=web"), &labels),
+            vec![json!({"team": "web"})]
+        );
+        // A comparison is no pair: `tier!=cache` is not `{"tier!": cache}`.
+        assert!(rewrites(&json!("app=postgres,tier!=cache"), &labels).is_empty());
         // A separated list into the object's one list-of-strings property.
         let selector = json!({"type": "object", "properties": {
             "any": {"type": "boolean"},
@@ -1908,6 +2024,19 @@ mod tests {
         assert_eq!(
             rewrites(&json!("Deployment/inventory-api"), &workload),
             vec![json!({"name": "inventory-api", "kind": "Deployment"})]
+        );
+        // ... and kubectl's own names of a built-in kind, with its API version; a name is
+        // never put into `kind` or `apiVersion` as if it were one.
+        let target = json!({"type": "object", "required": ["kind", "name"], "properties": {
+            "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+            "name": {"type": "string"}}});
+        assert_eq!(
+            rewrites(&json!("sts/redis-cache"), &target),
+            vec![json!({"name": "redis-cache", "kind": "StatefulSet", "apiVersion": "apps/v1"})]
+        );
+        assert_eq!(
+            rewrites(&json!("web/redis-cache"), &target),
+            vec![json!({"name": "web/redis-cache"})]
         );
         // A comparison: the operator goes to the one field whose enum names it.
         let matcher = json!({"type": "object", "required": ["name"], "properties": {

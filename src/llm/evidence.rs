@@ -134,11 +134,30 @@ fn check_grounding(
     candidate: &Value,
 ) -> Vec<Violation> {
     let (written, lost) = changed_leaves(settings, given, candidate);
-    let corpus_texts = user_texts(given);
-    let corpus = Evidence::new(corpus_texts.iter().map(String::as_str));
+    // A value the object did not have is grounded by a value of the user's that the answer
+    // moves (changes or removes where it was), or by what the user wrote about that field;
+    // being present somewhere else in the object is no evidence (docs/repair.md, "Meaning
+    // kept").
+    let moved_texts = moved_scalars(settings, given, candidate);
+    let sources = super::candidates::Sources {
+        schema,
+        given,
+        old_object,
+        protected: &[],
+    };
     let mut violations: Vec<Violation> = written
         .iter()
-        .filter_map(|leaf| invented(leaf, schema, given, old_object, &corpus))
+        .filter_map(|leaf| {
+            let (about, mentioned) = super::candidates::texts_about(&sources, &leaf.pointer);
+            let corpus = Evidence::new(
+                moved_texts
+                    .iter()
+                    .chain(&about)
+                    .chain(&mentioned)
+                    .map(String::as_str),
+            );
+            invented(leaf, schema, given, old_object, &corpus)
+        })
         .collect();
 
     let written_numbers: BTreeSet<String> = written.iter().flat_map(|l| numbers(&l.text)).collect();
@@ -189,6 +208,21 @@ fn changed_leaves(settings: &Settings, given: &Value, candidate: &Value) -> (Vec
     (written, lost)
 }
 
+/// The user's scalars (under `allowedPaths`) that the candidate changes or removes, as text.
+fn moved_scalars(settings: &Settings, given: &Value, candidate: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    leaves(given, "", 0, &mut |p, v| {
+        let allowed = settings
+            .allowed_paths
+            .iter()
+            .any(|r| pointer::is_under(p, r));
+        if allowed && candidate.pointer(p) != Some(v) {
+            out.push(scalar_text(v));
+        }
+    });
+    out
+}
+
 /// The old object's scalar at `p`, as text (UPDATE only).
 fn old_text(old_object: Option<&Value>, p: &str) -> Option<String> {
     old_object
@@ -216,6 +250,7 @@ fn invented(
         // The user's amount in another unit (`"90 days"` → `2160h`) invents nothing.
         if super::readings::same_amount(&scalar_text(v), &leaf.text)
             || in_field_unit(schema, &leaf.pointer, v, &leaf.text, old_object)
+            || super::readings::names_built_in_kind(&scalar_text(v), &leaf.text)
         {
             return None;
         }
@@ -242,7 +277,7 @@ fn invented(
     let replaced = replaced.map(|v| Evidence::new([scalar_text(v).as_str()]));
     let (own, place) = match &replaced {
         Some(replaced) => (replaced, "the value it replaces"),
-        None => (corpus, "the object"),
+        None => (corpus, "what the user wrote about this field or moved"),
     };
     let old_here = old_text(old_object, &leaf.pointer);
     let old_here = old_here.as_deref().map(|t| Evidence::new([t]));
@@ -291,7 +326,14 @@ fn dropped(
         .flat_map(|w| numbers(&w))
         .chain(on_record)
         .collect();
-    let dropped = numbers(&leaf.text)
+    // A comment glued into the value (`"ISRG Root X1   # the X3 cross-sign expired in 2021"`,
+    // YAML's ` #` inside quotes) is a remark: its numbers are no values to keep.
+    let value_part = leaf
+        .text
+        .split_once(" #")
+        .or_else(|| leaf.text.split_once("\t#"))
+        .map_or(leaf.text.as_str(), |(value, _)| value);
+    let dropped = numbers(value_part)
         .into_iter()
         .find(|n| !written_numbers.contains(n) && !kept.contains(n))?;
     Some(Violation {
@@ -322,18 +364,6 @@ fn in_field_unit(
         .unwrap_or_default();
     let old = old_object.and_then(|o| o.pointer(p));
     super::readings::same_amount_in_field_unit(said, number, description, old)
-}
-
-/// Every string and number the user wrote in the object: spec values, name, labels,
-/// annotations (`keySize: 384` grounds `privateKey.size: 384`).
-fn user_texts(given: &Value) -> Vec<String> {
-    let mut texts = Vec::new();
-    leaves(given, "", 0, &mut |p, v| {
-        if !pointer::is_under(p, "/metadata/managedFields") {
-            texts.push(scalar_text(v));
-        }
-    });
-    texts
 }
 
 /// The user's scalar that the value at `p` takes the place of: the value at `p` itself, or

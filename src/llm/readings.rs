@@ -33,6 +33,7 @@ pub struct Contradiction {
 enum Kind {
     EnumValues,
     Amounts,
+    Qualified,
 }
 
 impl fmt::Display for Contradiction {
@@ -40,6 +41,13 @@ impl fmt::Display for Contradiction {
         let what = match self.kind {
             Kind::EnumValues => "names two allowed values",
             Kind::Amounts => "states two different amounts",
+            Kind::Qualified => {
+                return write!(
+                f,
+                "names the allowed value {:?} and qualifies it ({:?}), which the value cannot say",
+                self.first, self.second
+            )
+            }
         };
         write!(f, "{what}, {:?} and {:?}", self.first, self.second)
     }
@@ -62,8 +70,44 @@ pub fn contradiction(
         .and_then(|n| n.get("description"))
         .and_then(Value::as_str)
         .unwrap_or_default();
-    named_enum_values(node, text, old).or_else(|| different_amounts(text, old, description))
+    named_enum_values(node, text, old)
+        .or_else(|| qualified_value(node, text))
+        .or_else(|| different_amounts(text, old, description))
 }
+
+/// An enum value named, then taken back in part by a contrast and a negation (`"Recreate, but
+/// never evict running pods"`): the qualification is part of what the user asks, and no value
+/// says it. A contrast that only rules out another allowed value (`"Stable, but not
+/// Candidate"`) qualifies nothing.
+fn qualified_value(node: Option<&Value>, text: &str) -> Option<Contradiction> {
+    let allowed = node.and_then(schema::enum_values)?;
+    let named = named_values(text, allowed);
+    let [value] = named.as_slice() else {
+        return None;
+    };
+    let lower = text.to_lowercase();
+    let said: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let at = said.iter().enumerate().position(|(i, w)| {
+        CONTRASTS.contains(w) && said[i + 1..].iter().take(2).any(|n| NEGATIONS.contains(n))
+    })?;
+    let clause = said[at..].join(" ");
+    let clause_words = words(&clause);
+    let rules_out_a_value = allowed
+        .iter()
+        .filter_map(Value::as_str)
+        .any(|a| position_in_full(&clause_words, &words(a)).is_some());
+    (!rules_out_a_value).then(|| Contradiction {
+        first: value.to_string(),
+        second: clause,
+        kind: Kind::Qualified,
+    })
+}
+
+/// Words that introduce a qualification of what was just said.
+const CONTRASTS: [&str; 3] = ["but", "except", "unless"];
 
 /// Two enum values of `node` each named in full by `text` (every word of the value, in any
 /// form: `provides` names the `Provided` of `CatalogProvided`), neither negated.
@@ -86,6 +130,53 @@ fn named_enum_values(
         }),
         _ => None,
     }
+}
+
+/// The built-in kinds a reference most often names, their API version and kubectl's short
+/// names for them (kubectl also takes the lower-case kind and its plural).
+const BUILT_IN_KINDS: [(&str, &str, &[&str]); 15] = [
+    ("Deployment", "apps/v1", &["deploy"]),
+    ("StatefulSet", "apps/v1", &["sts"]),
+    ("DaemonSet", "apps/v1", &["ds"]),
+    ("ReplicaSet", "apps/v1", &["rs"]),
+    ("Job", "batch/v1", &[]),
+    ("CronJob", "batch/v1", &["cj"]),
+    ("Pod", "v1", &["po"]),
+    ("Service", "v1", &["svc"]),
+    ("ConfigMap", "v1", &["cm"]),
+    ("Secret", "v1", &[]),
+    ("ServiceAccount", "v1", &["sa"]),
+    ("ReplicationController", "v1", &["rc"]),
+    ("PersistentVolumeClaim", "v1", &["pvc"]),
+    ("Ingress", "networking.k8s.io/v1", &["ing"]),
+    ("HorizontalPodAutoscaler", "autoscaling/v2", &["hpa"]),
+];
+
+/// The kind and API version kubectl's name `s` (`sts`, `statefulset`, `deployments`) stands
+/// for.
+pub fn built_in_kind(s: &str) -> Option<(&'static str, &'static str)> {
+    let lower = s.to_ascii_lowercase();
+    BUILT_IN_KINDS
+        .iter()
+        .find(|(kind, _, short)| {
+            let singular = kind.to_ascii_lowercase();
+            let plural = if singular.ends_with('s') {
+                format!("{singular}es")
+            } else {
+                format!("{singular}s")
+            };
+            lower == singular || lower == plural || short.contains(&lower.as_str())
+        })
+        .map(|(kind, api_version, _)| (*kind, *api_version))
+}
+
+/// Is `written` (a kind or an API version) what kubectl's name for a built-in kind in `said`
+/// stands for (`sts/redis-cache` says `StatefulSet` and `apps/v1`)? The user's word, spelt
+/// the way the API spells it.
+pub fn names_built_in_kind(said: &str, written: &str) -> bool {
+    said.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter_map(built_in_kind)
+        .any(|(kind, api_version)| written == kind || written == api_version)
 }
 
 /// The truth value a text states, when it states one (`"yes, until the migration"`, `"off
@@ -114,6 +205,35 @@ const NEGATIONS: [&str; 11] = [
     "not", "no", "never", "without", "except", "instead", "nor", "don", "doesn", "isn", "shouldn",
 ];
 
+/// [`named_values`], for choosing the values a list holds: a value named only in a remark in
+/// parentheses is not chosen when another is named outside it (`"memory only (cpu limits are
+/// pinned)"` names `memory`).
+pub fn chosen_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
+    let outside = outside_parentheses(text);
+    if outside.len() < text.len() {
+        let named = named_values(&outside, allowed);
+        if !named.is_empty() {
+            return named;
+        }
+    }
+    named_values(text, allowed)
+}
+
+/// `text` without its parenthesised remarks (an unclosed one runs to the end).
+fn outside_parentheses(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The values of `allowed` that `text` names in full and does not negate (`"not Strict"`),
 /// those whose words are part of another named value (`Pre` in `PreStop`) left out.
 pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
@@ -130,16 +250,35 @@ pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
             (!negated).then_some((a, needed))
         })
         .collect();
-    named
+    let chosen: Vec<(&str, &Vec<String>)> = named
         .iter()
         .filter(|(a, needed)| {
             !named.iter().any(|(b, other)| {
                 a != b && other.len() > needed.len() && needed.iter().all(|n| other.contains(n))
             })
         })
-        .map(|(a, _)| *a)
-        .collect()
+        .map(|(a, needed)| (*a, needed))
+        .collect();
+    // Two values named, and an allowed value that joins them (`"resize in place …, otherwise
+    // recreate"` names `InPlace` and `Recreate`; `InPlaceOrRecreate` is both, the one meant).
+    if let [_, _, ..] = chosen.as_slice() {
+        let mut parts: Vec<&String> = chosen.iter().flat_map(|(_, w)| w.iter()).collect();
+        parts.sort();
+        let joined = allowed.iter().filter_map(Value::as_str).find(|a| {
+            let mut own: Vec<String> = words(a);
+            own.retain(|w| !CONNECTIVES.contains(&w.as_str()));
+            own.sort();
+            !chosen.iter().any(|(c, _)| c == a) && own.iter().eq(parts.iter().copied())
+        });
+        if let Some(joined) = joined {
+            return vec![joined];
+        }
+    }
+    chosen.into_iter().map(|(a, _)| a).collect()
 }
+
+/// Words that join two values into one (`InPlaceOrRecreate`, `ReadWriteOnce`'s are none).
+const CONNECTIVES: [&str; 4] = ["or", "and", "then", "else"];
 
 /// Where the first word of `needed` is said, when every word of it is.
 /// The words may also be written together (`selfcertified`).
@@ -706,6 +845,64 @@ mod tests {
             named_values("selfcertified please", &policy),
             ["SelfCertified"]
         );
+    }
+
+    #[test]
+    fn a_value_qualified_by_a_negation_is_no_reading() {
+        let node = json!({"type": "string", "enum": ["Off", "Initial", "Recreate", "InPlace"]});
+        let c = contradiction(
+            Some(&node),
+            &json!("Recreate, but never evict running pods"),
+            None,
+        )
+        .unwrap();
+        assert!(c.to_string().contains("qualifies it"), "{c}");
+        // Ruling out another allowed value qualifies nothing; nor does a plain remark.
+        assert_eq!(
+            contradiction(Some(&node), &json!("Recreate, but not InPlace"), None),
+            None
+        );
+        assert_eq!(
+            contradiction(Some(&node), &json!("Recreate (pods restart)"), None),
+            None
+        );
+    }
+
+    #[test]
+    fn two_values_named_are_the_allowed_value_that_joins_them() {
+        let allowed = [
+            json!("Off"),
+            json!("Recreate"),
+            json!("InPlaceOrRecreate"),
+            json!("InPlace"),
+        ];
+        assert_eq!(
+            named_values(
+                "resize in place where the node allows it, otherwise recreate the pod",
+                &allowed
+            ),
+            ["InPlaceOrRecreate"]
+        );
+        // Without a value that joins them, two values named stay two.
+        let two = [json!("Recreate"), json!("InPlace")];
+        assert_eq!(named_values("in place or recreate", &two).len(), 2);
+    }
+
+    #[test]
+    fn a_value_named_only_in_a_remark_is_not_chosen() {
+        let allowed = [json!("cpu"), json!("memory")];
+        assert_eq!(
+            chosen_values(
+                "memory only (cpu limits are pinned by the platform team)",
+                &allowed
+            ),
+            ["memory"]
+        );
+        assert_eq!(
+            chosen_values("(cpu and memory)", &allowed),
+            ["cpu", "memory"]
+        );
+        assert_eq!(chosen_values("cpu, memory", &allowed), ["cpu", "memory"]);
     }
 
     #[test]

@@ -222,6 +222,29 @@ fn a_rewrite_may_not_drop_a_number() {
 }
 
 #[test]
+fn kubectls_name_of_a_built_in_kind_is_the_users_word_for_it() {
+    let given = ce(json!({"targetRef": "sts/redis-cache"}));
+    let reference = json!({"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "redis-cache"});
+    assert_accepted(&given, &ce(json!({ "targetRef": reference })));
+    let other = json!({"kind": "Deployment", "name": "redis-cache"});
+    assert_refused(
+        &given,
+        &ce(json!({ "targetRef": other })),
+        "/spec/targetRef/kind",
+        "is invented",
+    );
+}
+
+#[test]
+fn a_number_in_a_comment_glued_into_the_value_is_no_value() {
+    let given = catalog(json!({"version": "1.2.3   # pinned until the 2.0 migration"}));
+    let answer = catalog(json!({"version": "1.2.3"}));
+    assert_accepted(&given, &answer);
+    let cut = catalog(json!({"version": "1.2"}));
+    assert_refused(&given, &cut, "/spec/source/catalog/version", "drops 1.2.3");
+}
+
+#[test]
 fn a_number_inside_a_name_the_object_still_states_is_not_dropped() {
     // b04: `s3://bucket/path` split into bucket and prefix; the scheme's `s3` is the provider.
     let backup = |destination: Value| {
@@ -366,7 +389,16 @@ fn a_replaced_list_entry_is_grounded_in_the_entry_it_replaces() {
 }
 
 #[test]
-fn a_new_value_may_come_from_anywhere_in_the_users_object() {
+fn a_new_value_comes_from_what_the_user_wrote_about_the_field() {
+    // Present elsewhere in the object is no evidence: the service account's name is about
+    // something else than the namespace.
+    let given = without(&catalog(json!({})), "/spec/namespace");
+    let taken = with(&given, "/spec/namespace", json!("argocd-installer"));
+    assert_refused(&given, &taken, "/spec/namespace", "is invented");
+    // Moved from where the user wrote it, it is theirs.
+    let misplaced = with(&given, "/spec/installNamespace", json!("argocd-installer"));
+    let moved = with(&given, "/spec/namespace", json!("argocd-installer"));
+    assert_accepted(&misplaced, &moved);
     // 14: the namespace is stated in an annotation.
     let mut given = without(&catalog(json!({})), "/spec/namespace");
     given["metadata"]["annotations"] =

@@ -75,35 +75,54 @@ pub fn contradiction(
         .or_else(|| different_amounts(text, old, description))
 }
 
-/// An enum value named, then taken back in part by a contrast and a negation (`"Recreate, but
-/// never evict running pods"`): the qualification is part of what the user asks, and no value
-/// says it. A contrast that only rules out another allowed value (`"Stable, but not
+/// A value stated, then qualified by a contrast (`updateMode: "Recreate, but never evict
+/// running pods"`, `selfHeal: "yes, but keep manual kubectl hotfixes in place"`): the
+/// qualification is part of what the user asks, and no value of the field says it. The value is
+/// read from the text before the contrast (an enum value named in full, or a truth value
+/// stated); a contrast that only rules out another allowed value (`"Stable, but not
 /// Candidate"`) qualifies nothing.
 fn qualified_value(node: Option<&Value>, text: &str) -> Option<Contradiction> {
-    let allowed = node.and_then(schema::enum_values)?;
-    let named = named_values(text, allowed);
-    let [value] = named.as_slice() else {
+    let node = node?;
+    let at = contrast_at(text)?;
+    let (before, clause) = (&text[..at], text[at..].trim());
+    let (value, allowed): (String, Vec<&str>) = if let Some(allowed) = schema::enum_values(node) {
+        let named = named_values(before, allowed);
+        let [value] = named.as_slice() else {
+            return None;
+        };
+        (
+            value.to_string(),
+            allowed.iter().filter_map(Value::as_str).collect(),
+        )
+    } else if schema::type_of(node) == "boolean" {
+        (stated_bool(before)?.to_string(), vec!["true", "false"])
+    } else {
         return None;
     };
-    let lower = text.to_lowercase();
-    let said: Vec<&str> = lower
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-        .filter(|w| !w.is_empty())
-        .collect();
-    let at = said.iter().enumerate().position(|(i, w)| {
-        CONTRASTS.contains(w) && said[i + 1..].iter().take(2).any(|n| NEGATIONS.contains(n))
-    })?;
-    let clause = said[at..].join(" ");
-    let clause_words = words(&clause);
+    let clause_words = words(clause);
     let rules_out_a_value = allowed
         .iter()
-        .filter_map(Value::as_str)
         .any(|a| position_in_full(&clause_words, &words(a)).is_some());
     (!rules_out_a_value).then(|| Contradiction {
-        first: value.to_string(),
-        second: clause,
+        first: value,
+        second: clause.to_string(),
         kind: Kind::Qualified,
     })
+}
+
+/// Where the first word that introduces a qualification starts in `text` (a byte index).
+fn contrast_at(text: &str) -> Option<usize> {
+    let mut start = None;
+    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        if c.is_alphanumeric() || c == '\'' {
+            start.get_or_insert(i);
+        } else if let Some(s) = start.take() {
+            if CONTRASTS.contains(&text[s..i].to_lowercase().as_str()) {
+                return Some(s);
+            }
+        }
+    }
+    None
 }
 
 /// Words that introduce a qualification of what was just said.
@@ -864,6 +883,24 @@ mod tests {
         );
         assert_eq!(
             contradiction(Some(&node), &json!("Recreate (pods restart)"), None),
+            None
+        );
+        // A truth value qualified the same way, with or without a negation.
+        let flag = json!({"type": "boolean"});
+        for qualified in [
+            "yes, but keep manual kubectl hotfixes in place",
+            "true (but orphan whatever gets removed, never delete it)",
+        ] {
+            let c = contradiction(Some(&flag), &json!(qualified), None);
+            assert!(c.is_some_and(|c| c.first == "true"), "{qualified}");
+        }
+        assert_eq!(
+            contradiction(Some(&flag), &json!("yes (the default)"), None),
+            None
+        );
+        // "but" inside a word is no contrast.
+        assert_eq!(
+            contradiction(Some(&flag), &json!("yes, distribute it"), None),
             None
         );
     }

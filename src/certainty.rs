@@ -176,7 +176,7 @@ fn operator_cut(path: &str, before: Option<&Value>, after: &Value) -> Option<Vio
 }
 
 /// Characters an operator written with `=` starts with (`!=`, `<=`, `>=`, `~=`).
-const OPERATOR_STARTS: [char; 4] = ['!', '<', '>', '~'];
+pub const OPERATOR_STARTS: [char; 4] = ['!', '<', '>', '~'];
 
 fn object_keys<'v>(v: &'v Value, out: &mut Vec<&'v str>, depth: usize) {
     if depth > MAX_DEPTH {

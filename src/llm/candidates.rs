@@ -617,8 +617,7 @@ fn string_rewrites(s: &str) -> Vec<Value> {
     let mut out = operator_ranges(s).unwrap_or_default();
     // A comment glued into the value, as YAML writes one after a blank
     // (`"ISRG Root X1   # short chain only"`): the value before it.
-    if let Some((value, _)) = s.split_once(" #").or_else(|| s.split_once("\t#")) {
-        let value = value.trim();
+    if let Some(value) = super::readings::before_comment(s).map(str::trim) {
         if !value.is_empty() {
             out.push(Value::from(value));
         }
@@ -790,7 +789,7 @@ fn label_map(s: &str, node: &Value) -> Vec<Value> {
         };
         let (k, v) = (k.trim(), v.trim().trim_start_matches('='));
         // `tier!=cache` is a comparison, not a pair: its `=` belongs to the operator.
-        if k.is_empty() || k.ends_with(['!', '<', '>', '~']) {
+        if k.is_empty() || k.ends_with(crate::certainty::OPERATOR_STARTS) {
             return Vec::new();
         }
         pairs.insert(k.to_string(), Value::from(v));

@@ -145,19 +145,21 @@ fn check_grounding(
         old_object,
         protected: &[],
     };
+    // Built only for a leaf that replaces no value of the user's: finding the texts about a
+    // field walks the object and the schema.
+    let about_the_field = |p: &str| {
+        let (about, mentioned) = super::candidates::texts_about(&sources, p);
+        Evidence::new(
+            moved_texts
+                .iter()
+                .chain(&about)
+                .chain(&mentioned)
+                .map(String::as_str),
+        )
+    };
     let mut violations: Vec<Violation> = written
         .iter()
-        .filter_map(|leaf| {
-            let (about, mentioned) = super::candidates::texts_about(&sources, &leaf.pointer);
-            let corpus = Evidence::new(
-                moved_texts
-                    .iter()
-                    .chain(&about)
-                    .chain(&mentioned)
-                    .map(String::as_str),
-            );
-            invented(leaf, schema, given, old_object, &corpus)
-        })
+        .filter_map(|leaf| invented(leaf, schema, given, old_object, &about_the_field))
         .collect();
 
     let written_numbers: BTreeSet<String> = written.iter().flat_map(|l| numbers(&l.text)).collect();
@@ -239,7 +241,7 @@ fn invented(
     schema: &Value,
     given: &Value,
     old_object: Option<&Value>,
-    corpus: &Evidence,
+    about_the_field: &dyn Fn(&str) -> Evidence,
 ) -> Option<Violation> {
     let violation = |message: String| Violation {
         pointer: leaf.pointer.clone(),
@@ -274,11 +276,17 @@ fn invented(
             )));
         }
     }
-    let replaced = replaced.map(|v| Evidence::new([scalar_text(v).as_str()]));
-    let (own, place) = match &replaced {
-        Some(replaced) => (replaced, "the value it replaces"),
-        None => (corpus, "what the user wrote about this field or moved"),
+    let (own, place) = match replaced {
+        Some(v) => (
+            Evidence::new([scalar_text(v).as_str()]),
+            "the value it replaces",
+        ),
+        None => (
+            about_the_field(&leaf.pointer),
+            "what the user wrote about this field or moved",
+        ),
     };
+    let own = &own;
     let old_here = old_text(old_object, &leaf.pointer);
     let old_here = old_here.as_deref().map(|t| Evidence::new([t]));
     let sources: Vec<&Evidence> = std::iter::once(own).chain(old_here.as_ref()).collect();
@@ -328,11 +336,7 @@ fn dropped(
         .collect();
     // A comment glued into the value (`"ISRG Root X1   # the X3 cross-sign expired in 2021"`,
     // YAML's ` #` inside quotes) is a remark: its numbers are no values to keep.
-    let value_part = leaf
-        .text
-        .split_once(" #")
-        .or_else(|| leaf.text.split_once("\t#"))
-        .map_or(leaf.text.as_str(), |(value, _)| value);
+    let value_part = super::readings::before_comment(&leaf.text).unwrap_or(&leaf.text);
     let dropped = numbers(value_part)
         .into_iter()
         .find(|n| !written_numbers.contains(n) && !kept.contains(n))?;

@@ -198,6 +198,14 @@ pub fn names_built_in_kind(said: &str, written: &str) -> bool {
         .any(|(kind, api_version)| written == kind || written == api_version)
 }
 
+/// The value before a comment glued into it, as YAML writes one after a blank (`"ISRG Root
+/// X1   # short chain only"`); `None` without one.
+pub fn before_comment(text: &str) -> Option<&str> {
+    text.split_once(" #")
+        .or_else(|| text.split_once("\t#"))
+        .map(|(value, _)| value)
+}
+
 /// The truth value a text states, when it states one (`"yes, until the migration"`, `"off
 /// (maintenance)"`); `None` when it says none or both.
 pub fn stated_bool(text: &str) -> Option<bool> {

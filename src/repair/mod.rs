@@ -449,57 +449,21 @@ impl Engine<'_, '_> {
         let at = error.pointer.as_str();
         let value = object.pointer(at)?;
         if let Some(hint) = coerce::lost_text(value, expected) {
-            let hint = format!("{}: {hint}", error.field_path());
-            self.refuse(format!("not repaired {at}: {hint}"));
-            if !self.hints.contains(&hint) {
-                self.hints.push(hint);
-            }
-            return None;
-        }
-        if expected == "array" && value.as_str().is_some_and(coerce::holds_list_separator) {
-            self.refuse(format!(
-                "not repaired {at}: the string holds a list separator; wrapped whole it would become one item that names none of them"
-            ));
-            return None;
+            return self.refuse_with_hint(at, format!("{}: {hint}", error.field_path()));
         }
         let node = schema::node_at(self.ctx.schema, at);
-        let item_node = node.and_then(|n| n.get("items"));
-        if expected == "array"
-            && value
-                .as_str()
-                .is_some_and(|s| coerce::may_be_several_items(s, item_node))
-        {
-            self.refuse(format!(
-                "not repaired {at}: the string has blanks in it; it may be several items, or one with a remark, so wrapped whole into a list it is only one reading"
-            ));
-            return None;
+        if expected == "array" {
+            if let Some(why) = one_reading_of_several(value, node.and_then(|n| n.get("items"))) {
+                self.refuse(format!("not repaired {at}: {why}"));
+                return None;
+            }
         }
         let new = coerce::coerce(value, expected)?;
-        // The other items of the list the value is in, if it is in one.
-        let others: Vec<&Value> = pointer::split_last(at)
-            .and_then(|(parent, index)| {
-                let index = index.parse::<usize>().ok()?;
-                let items = object.pointer(parent)?.as_array()?;
-                Some(
-                    items
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, _)| *i != index)
-                        .map(|(_, v)| v)
-                        .collect(),
-                )
-            })
-            .unwrap_or_default();
         let unlike = node
             .and_then(|n| coerce::unlike_the_schemas_own(value, &new, n))
-            .or_else(|| coerce::unlike_its_list(value, &new, &others));
+            .or_else(|| coerce::unlike_its_list(value, &new, &other_items(object, at)));
         if let Some(hint) = unlike {
-            let hint = format!("{}: {hint}", error.field_path());
-            self.refuse(format!("not repaired {at}: {hint}"));
-            if !self.hints.contains(&hint) {
-                self.hints.push(hint);
-            }
-            return None;
+            return self.refuse_with_hint(at, format!("{}: {hint}", error.field_path()));
         }
         if let Some(sibling) = self.sibling_taking(object, at, value) {
             let hint = format!(
@@ -509,11 +473,7 @@ impl Engine<'_, '_> {
                 crate::text::short_value(value),
                 crate::text::short_value(&new),
             );
-            self.refuse(format!("not repaired {at}: {hint}"));
-            if !self.hints.contains(&hint) {
-                self.hints.push(hint);
-            }
-            return None;
+            return self.refuse_with_hint(at, hint);
         }
         let reason = if expected == "array" {
             "a single value where a list is expected"
@@ -527,6 +487,15 @@ impl Engine<'_, '_> {
             reason,
             Verify::NoTypeErrorAt,
         ))
+    }
+
+    /// Refuses the repair at `at` and keeps `hint` for the rejection (once). Always `None`.
+    fn refuse_with_hint(&mut self, at: &str, hint: String) -> Option<Proposal> {
+        self.refuse(format!("not repaired {at}: {hint}"));
+        if !self.hints.contains(&hint) {
+            self.hints.push(hint);
+        }
+        None
     }
 
     /// A number or boolean the user wrote where text is expected is certain to be that text
@@ -678,6 +647,37 @@ impl Engine<'_, '_> {
             at = parent.to_string();
         }
     }
+}
+
+/// Why a string wrapped whole into a list would be only one reading of several: it holds a list
+/// separator, or blanks in a list of free text (`coerce::may_be_several_items`).
+fn one_reading_of_several(value: &Value, item_node: Option<&Value>) -> Option<&'static str> {
+    let s = value.as_str()?;
+    if coerce::holds_list_separator(s) {
+        return Some("the string holds a list separator; wrapped whole it would become one item that names none of them");
+    }
+    coerce::may_be_several_items(s, item_node).then_some(
+        "the string has blanks in it; it may be several items, or one with a remark, so wrapped whole into a list it is only one reading",
+    )
+}
+
+/// The other items of the list the value at `at` is in, if it is in one.
+fn other_items<'v>(object: &'v Value, at: &str) -> Vec<&'v Value> {
+    let Some((parent, index)) = pointer::split_last(at) else {
+        return Vec::new();
+    };
+    let (Ok(index), Some(items)) = (
+        index.parse::<usize>(),
+        object.pointer(parent).and_then(Value::as_array),
+    ) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != index)
+        .map(|(_, v)| v)
+        .collect()
 }
 
 fn value_proposal(

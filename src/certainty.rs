@@ -16,10 +16,33 @@ use crate::pointer;
 use crate::repair::coerce::{holds_list_separator, item_separator, may_be_several_items};
 use crate::schema;
 
-/// Words that turn what follows them into what the user does not want.
-const NEGATIONS: [&str; 8] = [
-    "not", "no", "never", "without", "don't", "doesn't", "isn't", "non",
+/// Words that turn what follows them into what the user does not want (`"every 15 minutes
+/// instead of hourly"` does not want `hourly`), with the contractions as either tokenizer
+/// leaves them (`don't`, `don`).
+const NEGATIONS: [&str; 17] = [
+    "not",
+    "no",
+    "never",
+    "without",
+    "except",
+    "instead",
+    "nor",
+    "non",
+    "don't",
+    "doesn't",
+    "isn't",
+    "shouldn't",
+    "don",
+    "doesn",
+    "isn",
+    "shouldn",
+    "cannot",
 ];
+
+/// Does `word` (lower-case) negate what follows it?
+pub fn is_negation(word: &str) -> bool {
+    NEGATIONS.contains(&word)
+}
 /// How many words after a negation it governs.
 const NEGATION_REACH: usize = 3;
 /// Deepest value walked for words.
@@ -68,11 +91,15 @@ pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Vio
 
 /// The words of `text` that a negation governs (`"do not abort"` → `abort`), lower-case.
 pub fn negated_words(text: &str) -> Vec<String> {
-    let words = words(text);
+    // Case kept until the words of a name are split (`except ReadOnly` negates `read only`).
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
     words
         .iter()
         .enumerate()
-        .filter(|(_, w)| NEGATIONS.contains(&w.as_str()))
+        .filter(|(_, w)| is_negation(&w.to_lowercase()))
         .flat_map(|(i, _)| words.iter().skip(i + 1).take(NEGATION_REACH))
         .flat_map(|w| words_of_name(w))
         .collect()
@@ -219,6 +246,8 @@ fn structure_deleted(
                 .and_then(Value::as_array)
                 .is_some_and(|items| items.contains(before))
         }),
+        // What the user wrote, replaced by an empty value of any type (`details: {…}` → `[]`).
+        (Value::Object(_) | Value::Array(_), Some(empty)) if is_empty(empty) => !is_empty(before),
         (Value::Array(old), Some(Value::Array(new))) => {
             old.iter().any(|o| !new.contains(o)) && new.len() < old.len()
         }
@@ -245,6 +274,17 @@ fn structure_deleted(
             "deletes part of what the user wrote to make the object valid; only the user can drop it",
         )
     })
+}
+
+/// `""`, `[]`, `{}` or `null`: a value that states nothing.
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.is_empty(),
+        _ => false,
+    }
 }
 
 /// Is every value of `removed` still in `candidate` as often as in `given` (up to case and
@@ -565,6 +605,16 @@ mod tests {
             1
         );
         assert!(meaning_kept(&s, &given, &object(json!({"mode": "ReadWrite"}))).is_empty());
+        // "instead of", "except" and contractions negate as well.
+        for text in [
+            "ReadWrite instead of read only",
+            "anything except ReadOnly",
+            "don't ReadOnly",
+        ] {
+            let given = object(json!({"mode": text}));
+            let v = meaning_kept(&s, &given, &object(json!({"mode": "ReadOnly"})));
+            assert_eq!(v.len(), 1, "{text}: {v:?}");
+        }
         // Without a negation there is nothing to lose.
         let given = object(json!({"readOnly": "read-only please"}));
         assert!(meaning_kept(&s, &given, &object(json!({"readOnly": true}))).is_empty());
@@ -648,6 +698,14 @@ mod tests {
         // A duplicate removed: the value is still there.
         let given = object(json!({"names": ["a", "a"]}));
         assert!(meaning_kept(&s, &given, &object(json!({"names": ["a"]}))).is_empty());
+        // Replaced by an empty value of another type is deleted as well.
+        let given = object(json!({"selector": {"matchLabels": {"app": "web"}}}));
+        for empty in [json!([]), json!(""), json!({}), Value::Null] {
+            let v = meaning_kept(&s, &given, &object(json!({"selector": empty})));
+            assert_eq!(v.len(), 1, "{v:?}");
+        }
+        let given = object(json!({"selector": {}}));
+        assert!(meaning_kept(&s, &given, &object(json!({"selector": []}))).is_empty());
     }
 
     #[test]

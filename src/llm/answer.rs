@@ -359,8 +359,10 @@ fn apply_patch(mut ops: Vec<Value>, given: &Value) -> Result<Value, AnswerError>
     for (i, op) in patch.0.into_iter().enumerate() {
         if let Err(e) = json_patch::patch(&mut candidate, std::slice::from_ref(&op)) {
             // Models `replace` members that do not exist yet (that is an `add`), and `add`
-            // under objects that do not exist yet (`mkdir -p`: missing parents become `{}`;
-            // an existing value is never replaced on the way).
+            // under objects that do not exist yet (`mkdir -p`: missing parents become `{}`),
+            // or under the string the object is built from (`selector: "app=web"` →
+            // `selector/matchLabels`: the string becomes `{}`; what it said is the evidence
+            // check's to find in the result). Any other value is never replaced on the way.
             let add = match op {
                 json_patch::PatchOperation::Replace(r) => Some(json_patch::AddOperation {
                     path: r.path,
@@ -387,14 +389,16 @@ fn apply_patch(mut ops: Vec<Value>, given: &Value) -> Result<Value, AnswerError>
     Ok(candidate)
 }
 
-/// Creates the absent objects on the way to `path`'s parent. False when a step is not an
-/// object (an array index or a scalar is never made up).
+/// Creates the absent objects on the way to `path`'s parent, and turns a string on the way
+/// into an object. False when a step is something else (an array index, a number, a list
+/// is never made up).
 fn create_missing_parents(value: &mut Value, path: &str) -> bool {
     let Some((parent, _)) = crate::pointer::split_last(path) else {
         return false;
     };
     let mut node = value;
     for token in crate::pointer::tokens(parent) {
+        string_to_object(node);
         node = match node {
             Value::Object(map) => map
                 .entry(token)
@@ -407,7 +411,14 @@ fn create_missing_parents(value: &mut Value, path: &str) -> bool {
             _ => return false,
         };
     }
+    string_to_object(node);
     node.is_object() || node.is_array()
+}
+
+fn string_to_object(node: &mut Value) {
+    if node.is_string() {
+        *node = Value::Object(serde_json::Map::new());
+    }
 }
 
 /// `/spec/a[0]/b` → `/spec/a/0/b`, `spec/a` → `/spec/a`: paths as small models write them.
@@ -653,7 +664,7 @@ mod tests {
         let g = given();
         assert_eq!(parse_answer(text, &g).unwrap(), fixed());
         assert_eq!(g, given());
-        let bad = r#"[{"op": "replace", "path": "/spec/namespace/deeper", "value": 1}]"#;
+        let bad = r#"[{"op": "remove", "path": "/spec/source/catalog/channels"}]"#;
         assert!(matches!(
             parse_answer(bad, &g),
             Err(AnswerError::BadPatch(_))
@@ -722,11 +733,19 @@ mod tests {
             parse_answer(text, &g).unwrap()["spec"]["nope"],
             json!({"deeper": 1})
         );
-        // ... but never replaces a value on the way, nor makes up an array element.
+        // ... and builds an object where a string stood (what the string said is left to
+        // the evidence check) ...
+        let text = r#"[{"op": "add", "path": "/spec/namespace/deeper", "value": 1}]"#;
+        assert_eq!(
+            parse_answer(text, &g).unwrap()["spec"]["namespace"],
+            json!({"deeper": 1})
+        );
+        // ... but never replaces another value on the way, nor makes up an array element.
+        g["spec"]["replicas"] = json!(3);
         for bad in [
-            r#"[{"op": "add", "path": "/spec/namespace/deeper", "value": 1}]"#,
+            r#"[{"op": "add", "path": "/spec/replicas/deeper", "value": 1}]"#,
             r#"[{"op": "add", "path": "/spec/source/catalog/channels/5/x", "value": 1}]"#,
-            r#"[{"op": "add", "path": "/spec/source/catalog/version/x", "value": 1}]"#,
+            r#"[{"op": "add", "path": "/spec/source/catalog/channels/x", "value": 1}]"#,
         ] {
             assert!(
                 matches!(parse_answer(bad, &g), Err(AnswerError::BadPatch(_))),

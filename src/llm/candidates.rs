@@ -448,6 +448,9 @@ fn enum_options(p: &str, allowed: &[Value], value: &Value, named: &[&str]) -> Ve
             !a.as_str()
                 .is_some_and(|s| super::readings::names_in_full(&text, s) && !named.contains(&s))
         })
+        // An empty allowed value means "unset": no reading of words (asking for the default
+        // is offered as the field's removal).
+        .filter(|a| a.as_str() != Some("") || text.trim().is_empty())
         .map(|a| (!a.as_str().is_some_and(|s| named.contains(&s)), a))
         .collect();
     ranked.sort_by_key(|(unnamed, _)| *unnamed);
@@ -1747,6 +1750,13 @@ mod tests {
         // Nothing named: every value, and no removal (nothing asks for the default).
         let unnamed = options("/spec/policy", json!("the usual"), policy);
         assert_eq!(unnamed.len(), 2, "{unnamed:?}");
+        // An allowed empty value means "unset": it is no reading of the user's words.
+        let with_empty = ErrorKind::Enum {
+            allowed: vec![json!(""), json!("CatalogProvided"), json!("SelfCertified")],
+        };
+        let unnamed = options("/spec/policy", json!("the usual"), with_empty);
+        assert_eq!(unnamed.len(), 2, "{unnamed:?}");
+        assert!(!unnamed.contains(&vec![Edit::Set("/spec/policy".into(), json!(""))]));
         let cel = ErrorKind::Pattern {
             pattern: "^[0-9.]+$".into(),
         };

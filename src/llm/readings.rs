@@ -227,11 +227,6 @@ pub fn stated_bool(text: &str) -> Option<bool> {
     }
 }
 
-/// Words that turn the value named after them into what the user does not want.
-const NEGATIONS: [&str; 11] = [
-    "not", "no", "never", "without", "except", "instead", "nor", "don", "doesn", "isn", "shouldn",
-];
-
 /// [`named_values`], for choosing the values a list holds: a value named only in a remark in
 /// parentheses is not chosen when another is named outside it (`"memory only (cpu limits are
 /// pinned)"` names `memory`).
@@ -273,7 +268,7 @@ pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
             let at = position_in_full(&said, &needed)?;
             let negated = said[at.saturating_sub(2)..at]
                 .iter()
-                .any(|w| NEGATIONS.contains(&w.as_str()));
+                .any(|w| crate::certainty::is_negation(w));
             (!negated).then_some((a, needed))
         })
         .collect();

@@ -535,7 +535,6 @@ fn symbols(s: &str) -> impl Iterator<Item = String> + '_ {
 
 const MEANINGFUL_SYMBOLS: [char; 9] = ['%', '!', '<', '>', '~', '^', '*', '|', '&'];
 
-/// Lower-case words of a text, split at anything that is not a letter or digit.
 /// Words of a name or value, camelCase and letter/digit boundaries split too:
 /// `SelfCertified` → `self certified`, `self_certified` → the same, `512Mi` → `512 mi`.
 fn words_of_name(s: &str) -> Vec<String> {

@@ -302,13 +302,26 @@ pub(crate) fn touched_schema(
         message,
     };
     let mut de = serde_json::Deserializer::from_str(document);
-    let found = Document { version, values }
-        .deserialize(&mut de)
-        .and_then(|found| de.end().map(|()| found))
-        .map_err(|e| malformed(e.to_string()))?;
-    let Some(versions) = found else {
+    let read = Document {
+        version,
+        values,
+        wanted: None,
+    }
+    .deserialize(&mut de)
+    .and_then(|read| de.end().map(|()| read))
+    .map_err(|e| malformed(e.to_string()))?;
+    if !read.head.spec {
         return Err(malformed("spec is missing".into()));
-    };
+    }
+    pick_version(crd, version, read.versions.unwrap_or_default())
+}
+
+/// The schema of `version` among the versions one pass found, or why there is none.
+pub(crate) fn pick_version(
+    crd: &str,
+    version: &str,
+    versions: Vec<FoundVersion>,
+) -> Result<Value, SchemaError> {
     let Some(wanted) = versions.into_iter().find(|v| v.name == version) else {
         return Err(SchemaError::VersionNotServed {
             crd: crd.to_string(),
@@ -324,25 +337,59 @@ pub(crate) fn touched_schema(
     match wanted.schema {
         Some(schema) if schema.is_object() => Ok(schema),
         Some(Value::Null) | None => Err(SchemaError::NoSchema(crd.to_string())),
-        Some(_) => Err(malformed("openAPIV3Schema is not an object".into())),
+        Some(_) => Err(SchemaError::Malformed {
+            crd: crd.to_string(),
+            message: "openAPIV3Schema is not an object".into(),
+        }),
     }
 }
 
 /// A version as the one pass found it: its schema only if it is the wanted one.
-struct FoundVersion {
+#[derive(Debug)]
+pub(crate) struct FoundVersion {
     name: String,
     served: bool,
     schema: Option<Value>,
 }
 
-/// The CRD document: `spec.versions`, or `None` without a `spec`.
-struct Document<'a> {
-    version: &'a str,
-    values: &'a [&'a Value],
+/// Which CRD a request needs: its group, and its kind or (without one) its plural.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Wanted<'a> {
+    pub(crate) group: &'a str,
+    pub(crate) kind: &'a str,
+    pub(crate) plural: &'a str,
+}
+
+impl Wanted<'_> {
+    pub(crate) fn matches(&self, head: &CrdHead) -> bool {
+        head.group == self.group
+            && if self.kind.is_empty() {
+                head.names.plural == self.plural
+            } else {
+                head.names.kind == self.kind
+            }
+    }
+}
+
+/// What one pass over a CRD document read: its head, and its versions when they were narrowed
+/// (always without a [`Wanted`]; with one, only when the head matched before the versions).
+#[derive(Debug, Default)]
+pub(crate) struct ReadCrd {
+    pub(crate) head: CrdHead,
+    pub(crate) versions: Option<Vec<FoundVersion>>,
+    /// The versions came before the group and names: whether they match was not known in time.
+    pub(crate) versions_first: bool,
+}
+
+/// The CRD document; with `wanted`, the versions are narrowed only if the document is that CRD.
+pub(crate) struct Document<'a> {
+    pub(crate) version: &'a str,
+    pub(crate) values: &'a [&'a Value],
+    pub(crate) wanted: Option<Wanted<'a>>,
 }
 
 impl<'de> DeserializeSeed<'de> for Document<'_> {
-    type Value = Option<Vec<FoundVersion>>;
+    type Value = ReadCrd;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_map(self)
@@ -350,61 +397,86 @@ impl<'de> DeserializeSeed<'de> for Document<'_> {
 }
 
 impl<'de> Visitor<'de> for Document<'_> {
-    type Value = Option<Vec<FoundVersion>>;
+    type Value = ReadCrd;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a CustomResourceDefinition")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut versions = None;
+        let mut read = ReadCrd::default();
         while let Some(key) = map.next_key::<String>()? {
-            if key == "spec" {
-                versions = Some(map.next_value_seed(Spec {
-                    version: self.version,
-                    values: self.values,
-                })?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
+            match key.as_str() {
+                "apiVersion" => read.head.api_version = map.next_value()?,
+                "kind" => read.head.kind = map.next_value()?,
+                "spec" => {
+                    read.head.spec = true;
+                    map.next_value_seed(Spec {
+                        document: &self,
+                        read: &mut read,
+                    })?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        Ok(versions)
+        Ok(read)
     }
 }
 
-struct Spec<'a> {
-    version: &'a str,
-    values: &'a [&'a Value],
+struct Spec<'a, 'r> {
+    document: &'a Document<'a>,
+    read: &'r mut ReadCrd,
 }
 
-impl<'de> DeserializeSeed<'de> for Spec<'_> {
-    type Value = Vec<FoundVersion>;
+impl<'de> DeserializeSeed<'de> for Spec<'_, '_> {
+    type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for Spec<'_> {
-    type Value = Vec<FoundVersion>;
+impl<'de> Visitor<'de> for Spec<'_, '_> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a CustomResourceDefinition's spec")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut versions = Vec::new();
+        let Spec { document, read } = self;
         while let Some(key) = map.next_key::<String>()? {
-            if key == "versions" {
-                versions = map.next_value_seed(Versions {
-                    version: self.version,
-                    values: self.values,
-                })?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
+            match key.as_str() {
+                "group" => read.head.group = map.next_value()?,
+                "names" => read.head.names = map.next_value()?,
+                "versions" => {
+                    let narrow = match document.wanted {
+                        None => true,
+                        Some(_)
+                            if read.head.group.is_empty() || read.head.names.kind.is_empty() =>
+                        {
+                            read.versions_first = true;
+                            false
+                        }
+                        Some(wanted) => wanted.matches(&read.head),
+                    };
+                    if narrow {
+                        read.versions = Some(map.next_value_seed(Versions {
+                            version: document.version,
+                            values: document.values,
+                        })?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        Ok(versions)
+        Ok(())
     }
 }
 

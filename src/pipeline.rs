@@ -19,31 +19,54 @@ use crate::types::FieldError;
 use crate::validation::{self, ValidateOptions};
 
 pub fn evaluate(payload: &[u8], host: &dyn Host) -> ValidationResponse {
-    let outcome = match request::parse_payload(payload) {
-        Ok((request, settings)) => evaluate_request(&request, settings, host),
+    let outcome = match request::parse_payload_narrowing(payload, values_to_check) {
+        Ok((request, settings, narrowed)) => {
+            let inline = narrowed.map(|crd| RawSchema::narrowed(payload, &request, crd));
+            evaluate_request(&request, settings, inline, host)
+        }
         Err(message) => Outcome::Malformed(message),
     };
     response::respond(outcome)
 }
 
+/// The object and, on UPDATE, the old object: what the schema is narrowed to.
+fn values_to_check(request: &AdmissionRequest) -> Vec<&Value> {
+    let object = request.object.as_ref().filter(|o| o.is_object());
+    object.into_iter().chain(old_object(request)).collect()
+}
+
 /// Every early end of the flow is an `Err` carrying its outcome, so `?` reads as "or stop here".
 type Stage<T> = Result<T, Box<Outcome>>;
 
-fn evaluate_request(request: &AdmissionRequest, settings: Settings, host: &dyn Host) -> Outcome {
-    match flow(request, settings, host) {
+/// `inline`: the inline CRD the payload's one pass found and narrowed, if it did.
+fn evaluate_request(
+    request: &AdmissionRequest,
+    settings: Settings,
+    inline: Option<RawSchema>,
+    host: &dyn Host,
+) -> Outcome {
+    match flow(request, settings, inline, host) {
         Ok(outcome) => outcome,
         Err(outcome) => *outcome,
     }
 }
 
-fn flow(request: &AdmissionRequest, mut settings: Settings, host: &dyn Host) -> Stage<Outcome> {
+fn flow(
+    request: &AdmissionRequest,
+    mut settings: Settings,
+    inline: Option<RawSchema>,
+    host: &dyn Host,
+) -> Stage<Outcome> {
     let object = object_to_check(request)?;
     let what = describe(request, object);
     let audit = request.is_audit();
     if audit {
         for_audit(&mut settings);
     }
-    let raw = load_schema(&mut settings, request, host, &what)?;
+    let mut raw = match inline {
+        Some(raw) => raw,
+        None => load_schema(&mut settings, request, host, &what)?,
+    };
     let settings = &settings;
     let options = ValidateOptions {
         report_unknown_fields: settings.reject_unknown_fields,
@@ -51,7 +74,7 @@ fn flow(request: &AdmissionRequest, mut settings: Settings, host: &dyn Host) -> 
         crd_accepted: settings.schema_source == SchemaSourceKind::Cluster,
     };
     let old = old_object(request);
-    let mut findings = check(&raw, object, old, options, settings, host, &what)?;
+    let mut findings = check(&mut raw, object, old, options, settings, host, &what)?;
     // Repairs and the LLM read what the valid path did not: descriptions, absent fields.
     let schema = parsed(raw.full(), settings, host, &what)?;
     let ctx = RepairContext {
@@ -211,7 +234,7 @@ fn load_schema(
     request: &AdmissionRequest,
     host: &dyn Host,
     what: &str,
-) -> Stage<RawSchema> {
+) -> Stage<RawSchema<'static>> {
     let raw = schema_source::load_raw(settings, request, host);
     // The other inline CRDs (tens of kilobytes) are not needed any more: freed before the
     // validation allocates, every page a fresh instance touches costs a page fault.
@@ -240,7 +263,7 @@ fn parsed<T>(
 /// as the whole schema, at a cost that follows the object). A valid object is accepted; in
 /// `mode: validate` an invalid one is rejected; otherwise the findings go on to the repairs.
 fn check(
-    raw: &RawSchema,
+    raw: &mut RawSchema,
     object: &Value,
     old: Option<&Value>,
     options: ValidateOptions,

@@ -5,48 +5,96 @@
 use serde_json::Value;
 
 pub use crate::crd::SchemaError;
-use crate::crd::{check_head, head, parse_light, schema_of, touched_schema};
+use crate::crd::{check_head, head, parse_light, pick_version, schema_of, touched_schema, Wanted};
 use crate::host::{GetResourceRequest, Host};
-use crate::request::AdmissionRequest;
+use crate::request::{AdmissionRequest, NarrowedCrd};
 use crate::settings::{SchemaSourceKind, Settings};
 
 /// The CRD document that holds the request's schema, unparsed: the valid path parses only
 /// what the object touches ([`RawSchema::touched_by`]), the rest of the flow the whole schema
 /// ([`RawSchema::full`]).
 #[derive(Debug)]
-pub struct RawSchema {
+pub struct RawSchema<'p> {
     crd: String,
-    document: String,
     /// The version whose schema it is, found when the document is read.
     version: String,
+    source: Source<'p>,
 }
 
-impl RawSchema {
-    fn malformed(&self, e: serde_json::Error) -> SchemaError {
+#[derive(Debug)]
+enum Source<'p> {
+    /// The document's text.
+    Document(String),
+    /// An inline CRD, its versions narrowed while the payload was read
+    /// ([`crate::request::parse_payload_narrowing`]); the whole schema is read from the
+    /// payload again when the flow needs it.
+    Payload {
+        payload: &'p [u8],
+        index: usize,
+        touched: Option<Result<Value, SchemaError>>,
+    },
+}
+
+impl<'p> RawSchema<'p> {
+    /// The inline CRD that the payload's one pass found and narrowed.
+    pub fn narrowed(payload: &'p [u8], request: &AdmissionRequest, crd: NarrowedCrd) -> Self {
+        let (_, version) = crate::request::wanted(request);
+        let touched = pick_version(&crd.crd, version, crd.versions);
+        RawSchema {
+            crd: crd.crd,
+            version: version.to_string(),
+            source: Source::Payload {
+                payload,
+                index: crd.index,
+                touched: Some(touched),
+            },
+        }
+    }
+
+    fn malformed(&self, message: String) -> SchemaError {
         SchemaError::Malformed {
             crd: self.crd.clone(),
-            message: format!("openAPIV3Schema: {e}"),
+            message,
         }
     }
 
     /// The whole `openAPIV3Schema`.
     pub fn full(&self) -> Result<Value, SchemaError> {
-        let crd = parse_light(&self.document).map_err(|message| SchemaError::Malformed {
-            crd: self.crd.clone(),
-            message,
-        })?;
-        let spec = crd.spec.as_ref().ok_or_else(|| SchemaError::Malformed {
-            crd: self.crd.clone(),
-            message: "spec is missing".into(),
-        })?;
+        match &self.source {
+            Source::Document(document) => self.full_of(document),
+            Source::Payload { payload, index, .. } => {
+                let (_, settings) = crate::request::parse_payload(payload)
+                    .map_err(|e| self.malformed(format!("the payload, read again: {e}")))?;
+                let document = settings.crds.get(*index).ok_or_else(|| {
+                    self.malformed("the payload, read again, has no such CRD".into())
+                })?;
+                self.full_of(document.get())
+            }
+        }
+    }
+
+    fn full_of(&self, document: &str) -> Result<Value, SchemaError> {
+        let crd = parse_light(document).map_err(|message| self.malformed(message))?;
+        let spec = crd
+            .spec
+            .as_ref()
+            .ok_or_else(|| self.malformed("spec is missing".into()))?;
         let raw = schema_of(spec, &self.version)?;
-        serde_json::from_str(raw.get()).map_err(|e| self.malformed(e))
+        serde_json::from_str(raw.get()).map_err(|e| self.malformed(format!("openAPIV3Schema: {e}")))
     }
 
     /// The part of the schema that `values` touch (see `schema_view`), the served version
-    /// found in the same pass.
-    pub fn touched_by(&self, values: &[&Value]) -> Result<Value, SchemaError> {
-        touched_schema(&self.crd, &self.document, &self.version, values)
+    /// found in the same pass. For a CRD narrowed while the payload was read, `values` are
+    /// those it was narrowed to, and it is taken once.
+    pub fn touched_by(&mut self, values: &[&Value]) -> Result<Value, SchemaError> {
+        match &mut self.source {
+            Source::Document(document) => {
+                touched_schema(&self.crd, document, &self.version, values)
+            }
+            Source::Payload { touched, .. } => touched
+                .take()
+                .unwrap_or_else(|| Err(self.malformed("its schema was taken already".into()))),
+        }
     }
 }
 
@@ -65,20 +113,11 @@ pub fn load_raw(
     settings: &mut Settings,
     request: &AdmissionRequest,
     host: &dyn Host,
-) -> Result<RawSchema, SchemaError> {
-    let group = if request.kind.group.is_empty() {
-        request.resource.group.as_str()
-    } else {
-        request.kind.group.as_str()
-    };
-    let version = if request.kind.version.is_empty() {
-        request.resource.version.as_str()
-    } else {
-        request.kind.version.as_str()
-    };
+) -> Result<RawSchema<'static>, SchemaError> {
+    let (wanted, version) = crate::request::wanted(request);
     match settings.schema_source {
-        SchemaSourceKind::Inline => inline_schema(settings, request, group, version),
-        SchemaSourceKind::Cluster => cluster_schema(request, host, group, version),
+        SchemaSourceKind::Inline => inline_schema(settings, request, wanted, version),
+        SchemaSourceKind::Cluster => cluster_schema(request, host, wanted.group, version),
     }
 }
 
@@ -86,10 +125,11 @@ pub fn load_raw(
 fn inline_schema(
     settings: &mut Settings,
     request: &AdmissionRequest,
-    group: &str,
+    wanted: Wanted,
     version: &str,
-) -> Result<RawSchema, SchemaError> {
-    let wanted = if request.kind.kind.is_empty() {
+) -> Result<RawSchema<'static>, SchemaError> {
+    let group = wanted.group;
+    let name = if request.kind.kind.is_empty() {
         format!("{}.{group}", request.resource.resource)
     } else {
         format!("{}.{group}", request.kind.kind)
@@ -111,12 +151,7 @@ fn inline_schema(
         if !head.spec {
             continue;
         }
-        let matches = head.group == group
-            && if request.kind.kind.is_empty() {
-                head.names.plural == request.resource.resource
-            } else {
-                head.names.kind == request.kind.kind
-            };
+        let matches = wanted.matches(&head);
         if matches {
             check_head(&head).map_err(|message| SchemaError::Malformed {
                 crd: head.name(),
@@ -125,13 +160,13 @@ fn inline_schema(
             let document: Box<str> = settings.crds.swap_remove(i).into();
             return Ok(RawSchema {
                 crd: head.name(),
-                document: document.into_string(),
                 version: version.to_string(),
+                source: Source::Document(document.into_string()),
             });
         }
     }
     let mut message = format!(
-        "{wanted} (no inline CRD in the settings matches group {group:?} and kind {:?}",
+        "{name} (no inline CRD in the settings matches group {group:?} and kind {:?}",
         request.kind.kind
     );
     if !unreadable.is_empty() {
@@ -148,7 +183,7 @@ fn cluster_schema(
     host: &dyn Host,
     group: &str,
     version: &str,
-) -> Result<RawSchema, SchemaError> {
+) -> Result<RawSchema<'static>, SchemaError> {
     let resource = request.resource.resource.as_str();
     if resource.is_empty() || group.is_empty() {
         return Err(SchemaError::NotFound(format!(
@@ -170,8 +205,8 @@ fn cluster_schema(
                 // Read in one pass when the object is validated ([`RawSchema::touched_by`]).
                 return Ok(RawSchema {
                     crd: name,
-                    document,
                     version: version.to_string(),
+                    source: Source::Document(document),
                 });
             }
             Err(SchemaError::NotFound(e)) => not_found = Some(SchemaError::NotFound(e)),

@@ -279,7 +279,12 @@ impl Settings {
     /// CRDs when the policy was loaded, and the CRD a request needs is checked when it is
     /// read (the schema source, stage 2).
     pub fn validate_options(&self) -> Result<(), String> {
-        if self.schema_source == SchemaSourceKind::Inline && self.crds.is_empty() {
+        self.validate_options_given(self.crds.len())
+    }
+
+    /// [`Settings::validate_options`] for settings whose `inline_crds` CRDs were read apart.
+    pub fn validate_options_given(&self, inline_crds: usize) -> Result<(), String> {
+        if self.schema_source == SchemaSourceKind::Inline && inline_crds == 0 {
             return Err("crds: schemaSource is \"inline\" but no CRDs are given".into());
         }
         if self.allowed_paths.is_empty() {

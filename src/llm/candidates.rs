@@ -15,6 +15,7 @@
 use serde_json::{Map, Value};
 
 use crate::pointer;
+use crate::repair::coerce::number_value;
 use crate::schema;
 use crate::types::{ErrorKind, FieldError};
 
@@ -526,6 +527,14 @@ fn rewrites_over(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value>
             let lists = list_rewrites(s, node);
             out.extend(lists_of_references(&lists, node));
             out.extend(lists);
+            // One selector in kubectl's syntax for a list of selectors (its commas are "and").
+            if let Some(items) = node.get("items") {
+                out.extend(
+                    label_selector(s, items)
+                        .into_iter()
+                        .map(|v| Value::from(vec![v])),
+                );
+            }
         }
         // The truth value the text states, or both when it states none.
         "boolean" => match super::readings::stated_bool(s) {
@@ -537,9 +546,7 @@ fn rewrites_over(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value>
         "integer" | "number" => {
             let description = node.get("description").and_then(Value::as_str);
             match super::readings::amount_in_field_unit(s, description.unwrap_or_default(), old) {
-                Some(Some(n)) if kind == "number" => {
-                    out.extend(serde_json::Number::from_f64(n).map(Value::Number))
-                }
+                Some(Some(n)) if kind == "number" => out.extend(number_value(n)),
                 Some(Some(n)) if n.abs() < 1e15 => out.push(Value::from(n as i64)),
                 Some(_) => {}
                 None => out.extend(
@@ -553,7 +560,7 @@ fn rewrites_over(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value>
             out.extend(pair_object(s, node));
             out.extend(label_map(s, node));
             out.extend(list_into_property(s, node));
-            out.extend(set_based_selector(s, node));
+            out.extend(label_selector(s, node));
             out.extend(named_reference(s, node));
         }
         _ => out.extend(string_rewrites(s)),
@@ -646,11 +653,7 @@ fn numbers_in(s: &str, integer: bool) -> Vec<Value> {
         let parsed = if integer {
             token.parse::<i64>().ok().map(Value::from)
         } else {
-            token
-                .parse::<f64>()
-                .ok()
-                .and_then(serde_json::Number::from_f64)
-                .map(Value::Number)
+            token.parse::<f64>().ok().and_then(number_value)
         };
         if let Some(v) = parsed.filter(|v| !out.contains(v)) {
             out.push(v);
@@ -823,36 +826,107 @@ fn label_map(s: &str, node: &Value) -> Vec<Value> {
     out
 }
 
-/// `key in (a, b)` / `key notin (a)` as one `matchExpressions` requirement, for a node
-/// that has `matchExpressions` (a label selector).
-fn set_based_selector(s: &str, node: &Value) -> Vec<Value> {
-    if schema::child(node, "matchExpressions").is_none() {
+/// A label selector in kubectl's syntax (`-l`), for a node that has `matchExpressions`:
+/// requirements split at the commas outside parentheses, each `key=v` / `key==v` (into
+/// `matchLabels`), `key!=v` (`NotIn`), `key in (a,b)` / `key notin (a)`, `key` (`Exists`) or
+/// `!key` (`DoesNotExist`). All or nothing: a requirement the grammar does not read makes no
+/// reading at all (a lenient split made `research)` and `env!=dev` values of `team in (…)`).
+/// Equalities alone are [`label_map`]'s.
+fn label_selector(s: &str, node: &Value) -> Vec<Value> {
+    let declared = node
+        .get("properties")
+        .and_then(|p| p.get("matchExpressions"));
+    if declared.is_none() {
         return Vec::new();
     }
-    let lower = s.to_lowercase();
-    let (operator, at) = if let Some(i) = lower.find(" notin ") {
-        ("NotIn", i)
-    } else if let Some(i) = lower.find(" in ") {
-        ("In", i)
-    } else {
+    let Some(requirements) = selector_requirements(s) else {
         return Vec::new();
     };
-    let key = s[..at].trim();
-    let rest = s[at..].trim_start();
-    let rest = &rest[rest.find(' ').unwrap_or(0)..];
-    let values = rest.trim().trim_start_matches('(').trim_end_matches(')');
-    let values: Vec<Value> = values
-        .split(',')
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(Value::from)
-        .collect();
-    if key.is_empty() || key.contains(char::is_whitespace) || values.is_empty() {
+    let mut labels = Map::new();
+    let mut expressions = Vec::new();
+    for (key, operator, values) in requirements {
+        if operator == "=" {
+            if labels
+                .insert(key.to_string(), Value::from(values[0]))
+                .is_some()
+            {
+                return Vec::new();
+            }
+            continue;
+        }
+        let mut expression = serde_json::json!({"key": key, "operator": operator});
+        if !values.is_empty() {
+            expression["values"] = Value::from(values);
+        }
+        expressions.push(expression);
+    }
+    if expressions.is_empty() {
         return Vec::new();
     }
-    vec![serde_json::json!({"matchExpressions": [
-        {"key": key, "operator": operator, "values": values}
-    ]})]
+    let mut selector = Map::new();
+    if !labels.is_empty() {
+        selector.insert("matchLabels".into(), Value::Object(labels));
+    }
+    selector.insert("matchExpressions".into(), Value::from(expressions));
+    vec![Value::Object(selector)]
+}
+
+/// The requirements of a selector in kubectl's syntax, each as key, operator (`=` for an
+/// equality) and values; `None` when any part is not one.
+fn selector_requirements(s: &str) -> Option<Vec<(&str, &'static str, Vec<&str>)>> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.checked_sub(1)?,
+            ',' if depth == 0 => {
+                parts.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return None;
+    }
+    parts.push(&s[start..]);
+    parts.into_iter().map(selector_requirement).collect()
+}
+
+fn selector_requirement(part: &str) -> Option<(&str, &'static str, Vec<&str>)> {
+    let part = part.trim();
+    let is_key = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+    };
+    let is_value = |v: &str| {
+        v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    for (symbol, operator) in [("!=", "NotIn"), ("==", "="), ("=", "=")] {
+        if let Some((key, value)) = part.split_once(symbol) {
+            let (key, value) = (key.trim(), value.trim());
+            return (is_key(key) && is_value(value)).then(|| (key, operator, vec![value]));
+        }
+    }
+    if let Some(key) = part.strip_prefix('!') {
+        return is_key(key.trim()).then(|| (key.trim(), "DoesNotExist", Vec::new()));
+    }
+    if let Some((key, rest)) = part.split_once(char::is_whitespace) {
+        let rest = rest.trim();
+        let (word, set) = rest.split_once('(')?;
+        let operator = match word.trim().to_ascii_lowercase().as_str() {
+            "in" => "In",
+            "notin" => "NotIn",
+            _ => return None,
+        };
+        let values: Vec<&str> = set.strip_suffix(')')?.split(',').map(str::trim).collect();
+        let readable = is_key(key) && values.iter().all(|v| !v.is_empty() && is_value(v));
+        return readable.then_some((key, operator, values));
+    }
+    is_key(part).then_some((part, "Exists", Vec::new()))
 }
 
 /// A reference given by its name alone (`"media-backup-gcs"` for `{name: ...}`): the string
@@ -1178,11 +1252,7 @@ fn typed_part(text: &str, node: &Value) -> Option<Value> {
     match schema::type_of(node) {
         "string" => Some(Value::from(text)),
         "integer" => text.parse::<i64>().ok().map(Value::from),
-        "number" => text
-            .parse::<f64>()
-            .ok()
-            .and_then(serde_json::Number::from_f64)
-            .map(Value::Number),
+        "number" => text.parse::<f64>().ok().and_then(number_value),
         "" if schema::is_int_or_string(node) => Some(
             text.parse::<i64>()
                 .map_or_else(|_| Value::from(text), Value::from),
@@ -2095,6 +2165,38 @@ mod tests {
             vec![json!({"matchExpressions": [
                 {"key": "env", "operator": "In", "values": ["prod", "staging"]}]})]
         );
+        // kubectl's whole grammar, commas inside parentheses belonging to the set.
+        assert_eq!(
+            rewrites(
+                &json!("team in (ml,research),env!=dev, tier, !legacy, app=web"),
+                &selector
+            ),
+            vec![json!({"matchLabels": {"app": "web"}, "matchExpressions": [
+                {"key": "team", "operator": "In", "values": ["ml", "research"]},
+                {"key": "env", "operator": "NotIn", "values": ["dev"]},
+                {"key": "tier", "operator": "Exists"},
+                {"key": "legacy", "operator": "DoesNotExist"}]})]
+        );
+        // A list of selectors takes one.
+        let selectors = json!({"type": "array", "items": selector});
+        assert!(rewrites(&json!("a=x,!b"), &selectors).contains(&json!([{
+            "matchLabels": {"a": "x"},
+            "matchExpressions": [{"key": "b", "operator": "DoesNotExist"}]}])));
+        // All or nothing: a part the grammar does not read makes no selector.
+        for unreadable in [
+            "team in (ml,research",
+            "team in ml,research)",
+            "team in (ml, research), and not dev",
+            "replicas > 3",
+            "a=x, a=y, b!=z",
+        ] {
+            assert!(
+                rewrites(&json!(unreadable), &selector)
+                    .iter()
+                    .all(|o| o.get("matchExpressions").is_none()),
+                "{unreadable}"
+            );
+        }
         let reference = json!({"type": "object", "required": ["name"], "properties": {
             "name": {"type": "string"}, "key": {"type": "string"}}});
         assert_eq!(

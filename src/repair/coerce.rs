@@ -158,6 +158,15 @@ fn parse_integer(s: &str) -> Option<Value> {
     (u.to_string() == s).then(|| Value::Number(u.into()))
 }
 
+/// `f` as a JSON number, a whole one written as an integer (`600`, not `600.0`: Kubernetes
+/// reads both alike, a user reads the second as a slip).
+pub(crate) fn number_value(f: f64) -> Option<Value> {
+    if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER {
+        return Some(Value::Number(Number::from(f as i64)));
+    }
+    Number::from_f64(f).map(Value::Number)
+}
+
 fn parse_number(s: &str) -> Option<Value> {
     if s.is_empty()
         || s.starts_with('+')
@@ -178,6 +187,15 @@ fn parse_number(s: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_whole_number_is_written_as_an_integer() {
+        assert_eq!(number_value(600.0), Some(json!(600)));
+        assert_eq!(number_value(-3.0), Some(json!(-3)));
+        assert_eq!(number_value(1.5), Some(json!(1.5)));
+        assert_eq!(number_value(1e300), Some(json!(1e300)));
+        assert_eq!(number_value(f64::NAN), None);
+    }
 
     #[test]
     fn a_number_is_not_made_a_name_among_names() {

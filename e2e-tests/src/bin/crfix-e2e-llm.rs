@@ -782,11 +782,16 @@ fn unreported(response: &Value, pointers: &[String]) -> Vec<String> {
         .iter()
         .filter(|p| {
             let field = field_path(p);
+            // The API server's `oneOf` message names the field in quotes after `<nil>:`
+            // (`<nil>: Invalid value: "": "spec.analysis" must validate one and only one …`).
             let at = |text: &str| {
                 text.match_indices(&field).any(|(i, _)| {
-                    let before_ok = i == 0 || text[..i].ends_with([' ', ':', ';']);
+                    let before = text[..i].chars().next_back();
                     let after = text[i + field.len()..].chars().next();
-                    before_ok && matches!(after, Some(':' | '.' | '[') | None)
+                    (before.is_none() && matches!(after, Some(':' | '.' | '[') | None))
+                        || (matches!(before, Some(' ' | ':' | ';'))
+                            && matches!(after, Some(':' | '.' | '[') | None))
+                        || (before == Some('"') && after == Some('"'))
                 })
             };
             !(lines.iter().any(|l| at(l)) || at(message))

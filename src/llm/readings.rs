@@ -32,6 +32,7 @@ pub struct Contradiction {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
     EnumValues,
+    SharedWord,
     Amounts,
     Qualified,
 }
@@ -40,6 +41,13 @@ impl fmt::Display for Contradiction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let what = match self.kind {
             Kind::EnumValues => "names two allowed values",
+            Kind::SharedWord => {
+                return write!(
+                    f,
+                    "names only what several allowed values share ({:?}, {:?}, …)",
+                    self.first, self.second
+                )
+            }
             Kind::Amounts => "states two different amounts",
             Kind::Qualified => {
                 return write!(
@@ -147,8 +155,29 @@ fn named_enum_values(
             second: second.to_string(),
             kind: Kind::EnumValues,
         }),
+        [] => shared_by_several(text, &allowed),
         _ => None,
     }
+}
+
+/// A value whose every word belongs to two or more allowed values, none named in full
+/// (`queueingStrategy: "FIFO"` against `StrictFIFO` and `BestEffortFIFO`): it names what they
+/// share, so it names none of them.
+fn shared_by_several(text: &str, allowed: &[Value]) -> Option<Contradiction> {
+    let said = words(text);
+    if said.is_empty() {
+        return None;
+    }
+    let mut holding = allowed.iter().filter_map(Value::as_str).filter(|a| {
+        let own = words(a);
+        said.iter().all(|w| own.iter().any(|o| same_word(o, w)))
+    });
+    let (first, second) = (holding.next()?, holding.next()?);
+    Some(Contradiction {
+        first: first.to_string(),
+        second: second.to_string(),
+        kind: Kind::SharedWord,
+    })
 }
 
 /// The built-in kinds a reference most often names, their API version and kubectl's short
@@ -852,6 +881,25 @@ mod tests {
             None
         );
         assert!(contradiction(Some(&hooks), &json!("Pre (or Post)"), None).is_some());
+    }
+
+    #[test]
+    fn a_word_several_values_share_names_none_of_them() {
+        let node = json!({"type": "string", "enum": ["StrictFIFO", "BestEffortFIFO"]});
+        let c = contradiction(Some(&node), &json!("FIFO"), None).expect("ambiguous");
+        assert_eq!(
+            (c.first.as_str(), c.second.as_str()),
+            ("StrictFIFO", "BestEffortFIFO")
+        );
+        assert!(c.to_string().contains("share"), "{c}");
+        // A word only one of them holds, or one named in full, is a reading.
+        for value in ["best effort", "strict fifo", "StrictFIFO", "FIFO please"] {
+            assert_eq!(
+                contradiction(Some(&node), &json!(value), None),
+                None,
+                "{value}"
+            );
+        }
     }
 
     #[test]

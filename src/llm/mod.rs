@@ -147,14 +147,17 @@ fn self_contradiction(
 ) -> Option<String> {
     outcome.errors.iter().find_map(|e| {
         let value = object.pointer(&e.pointer)?;
-        // Several values in one list entry are several entries, not a contradiction.
-        let (parent, _) = pointer::split_last(&e.pointer)?;
-        if object.pointer(parent).is_some_and(Value::is_array) {
-            return None;
-        }
         let node = schema::node_at(ctx.schema, &e.pointer);
         let old = ctx.old_object.and_then(|o| o.pointer(&e.pointer));
-        readings::contradiction(node, value, old).map(|c| {
+        // Several values in one list entry are several entries, not a contradiction; a word
+        // several allowed values share is ambiguous there too.
+        let (parent, _) = pointer::split_last(&e.pointer)?;
+        let contradiction = if object.pointer(parent).is_some_and(Value::is_array) {
+            readings::shared_word(node, value, old)
+        } else {
+            readings::contradiction(node, value, old)
+        };
+        contradiction.map(|c| {
             format!(
                 "the LLM was not asked: {} {}; only the user can say which one is meant",
                 e.field_path(),

@@ -160,6 +160,26 @@ fn named_enum_values(
     }
 }
 
+/// For a list entry (where two values named are two entries): the value names only what
+/// several allowed values share ([`shared_by_several`]).
+pub fn shared_word(
+    node: Option<&Value>,
+    value: &Value,
+    old: Option<&Value>,
+) -> Option<Contradiction> {
+    let text = value.as_str().filter(|t| t.chars().count() <= MAX_CHARS)?;
+    let allowed: Vec<Value> = node
+        .and_then(schema::enum_values)?
+        .iter()
+        .filter(|a| Some(*a) != old)
+        .cloned()
+        .collect();
+    named_values(text, &allowed)
+        .is_empty()
+        .then(|| shared_by_several(text, &allowed))
+        .flatten()
+}
+
 /// A value whose every word belongs to two or more allowed values, none named in full
 /// (`queueingStrategy: "FIFO"` against `StrictFIFO` and `BestEffortFIFO`): it names what they
 /// share, so it names none of them.
@@ -892,6 +912,9 @@ mod tests {
             ("StrictFIFO", "BestEffortFIFO")
         );
         assert!(c.to_string().contains("share"), "{c}");
+        // A list entry too (where two values named would be two entries).
+        assert!(shared_word(Some(&node), &json!("FIFO"), None).is_some());
+        assert!(shared_word(Some(&node), &json!("StrictFIFO and BestEffortFIFO"), None).is_none());
         // A word only one of them holds, or one named in full, is a reading.
         for value in ["best effort", "strict fifo", "StrictFIFO", "FIFO please"] {
             assert_eq!(

@@ -70,6 +70,9 @@ pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Vio
                 if let Some(v) = operator_cut(&path, before, value) {
                     out.push(v);
                 }
+                if let Some(v) = bracket_cut(&path, before, value) {
+                    out.push(v);
+                }
                 if let Some(v) =
                     structure_deleted(schema, &path, before, Some(value), given, candidate)
                 {
@@ -204,6 +207,64 @@ fn operator_cut(path: &str, before: Option<&Value>, after: &Value) -> Option<Vio
 
 /// Characters an operator written with `=` starts with (`!=`, `<=`, `>=`, `~=`).
 pub const OPERATOR_STARTS: [char; 4] = ['!', '<', '>', '~'];
+
+/// `"team in (ml,research),env!=dev"` → values `research)` and `env!=dev`: a piece cut from a
+/// text whose brackets balance, that holds an unbalanced bracket, was cut inside a group (the
+/// separators inside brackets belong to the group).
+fn bracket_cut(path: &str, before: Option<&Value>, after: &Value) -> Option<Violation> {
+    let Value::String(text) = before? else {
+        return None;
+    };
+    if after.is_string() || !balanced(text) {
+        return None;
+    }
+    let mut pieces = Vec::new();
+    string_leaves(after, &mut pieces, 0);
+    let cut = pieces.into_iter().find(|p| !balanced(p))?;
+    Some(Violation::new(
+        path,
+        format!("cuts a bracketed group of the text in two: {cut:?} is part of one"),
+    ))
+}
+
+/// Do the text's `()`, `[]` and `{}` open and close in order?
+fn balanced(text: &str) -> bool {
+    let mut open = Vec::new();
+    for c in text.chars() {
+        match c {
+            '(' | '[' | '{' => open.push(c),
+            ')' | ']' | '}' => {
+                let expected = match c {
+                    ')' => '(',
+                    ']' => '[',
+                    _ => '{',
+                };
+                if open.pop() != Some(expected) {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    open.is_empty()
+}
+
+fn string_leaves<'v>(v: &'v Value, out: &mut Vec<&'v str>, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                out.push(k);
+                string_leaves(child, out, depth + 1);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|c| string_leaves(c, out, depth + 1)),
+        Value::String(s) => out.push(s),
+        _ => {}
+    }
+}
 
 fn object_keys<'v>(v: &'v Value, out: &mut Vec<&'v str>, depth: usize) {
     if depth > MAX_DEPTH {
@@ -610,6 +671,25 @@ mod tests {
         // Without a negation there is nothing to lose.
         let given = object(json!({"readOnly": "read-only please"}));
         assert!(meaning_kept(&s, &given, &object(json!({"readOnly": true}))).is_empty());
+    }
+
+    #[test]
+    fn a_split_never_cuts_a_bracketed_group() {
+        let s = schema();
+        let given = object(json!({"names": "team in (ml,research),env!=dev"}));
+        let v = meaning_kept(
+            &s,
+            &given,
+            &object(json!({"names": ["team in (ml", "research)", "env!=dev"]})),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].message.contains("bracketed"), "{v:?}");
+        // Split between the groups, nothing is cut.
+        let whole = object(json!({"names": ["team in (ml,research)", "env!=dev"]}));
+        assert!(meaning_kept(&s, &given, &whole).is_empty());
+        // A text that does not balance itself gives no evidence either way.
+        let given = object(json!({"names": "a), b"}));
+        assert!(meaning_kept(&s, &given, &object(json!({"names": ["a)", "b"]}))).is_empty());
     }
 
     #[test]

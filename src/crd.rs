@@ -361,6 +361,16 @@ pub(crate) struct Wanted<'a> {
 }
 
 impl Wanted<'_> {
+    /// `<kind>.<group>`, or `<plural>.<group>` without a kind: what the request asks for.
+    pub(crate) fn describe(&self) -> String {
+        let what = if self.kind.is_empty() {
+            self.plural
+        } else {
+            self.kind
+        };
+        format!("{what}.{}", self.group)
+    }
+
     pub(crate) fn matches(&self, head: &CrdHead) -> bool {
         head.group == self.group
             && if self.kind.is_empty() {

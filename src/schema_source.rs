@@ -116,7 +116,7 @@ pub fn load_raw(
 ) -> Result<RawSchema<'static>, SchemaError> {
     let (wanted, version) = crate::request::wanted(request);
     match settings.schema_source {
-        SchemaSourceKind::Inline => inline_schema(settings, request, wanted, version),
+        SchemaSourceKind::Inline => inline_schema(settings, wanted, version),
         SchemaSourceKind::Cluster => cluster_schema(request, host, wanted.group, version),
     }
 }
@@ -124,16 +124,11 @@ pub fn load_raw(
 /// The schema from the CRD of the settings that matches the request's group and kind.
 fn inline_schema(
     settings: &mut Settings,
-    request: &AdmissionRequest,
     wanted: Wanted,
     version: &str,
 ) -> Result<RawSchema<'static>, SchemaError> {
     let group = wanted.group;
-    let name = if request.kind.kind.is_empty() {
-        format!("{}.{group}", request.resource.resource)
-    } else {
-        format!("{}.{group}", request.kind.kind)
-    };
+    let name = wanted.describe();
     // Settings are checked when the policy loads (`validate_settings`), not on every
     // request: a CRD that cannot be read is named here, and the matching one checked.
     let mut unreadable = Vec::new();
@@ -167,7 +162,7 @@ fn inline_schema(
     }
     let mut message = format!(
         "{name} (no inline CRD in the settings matches group {group:?} and kind {:?}",
-        request.kind.kind
+        wanted.kind
     );
     if !unreadable.is_empty() {
         message.push_str("; ");

@@ -143,12 +143,7 @@ fn named_enum_values(
     text: &str,
     old: Option<&Value>,
 ) -> Option<Contradiction> {
-    let allowed: Vec<Value> = node
-        .and_then(schema::enum_values)?
-        .iter()
-        .filter(|a| Some(*a) != old)
-        .cloned()
-        .collect();
+    let allowed = allowed_now(node, old)?;
     match named_values(text, &allowed).as_slice() {
         [first, second, ..] => Some(Contradiction {
             first: first.to_string(),
@@ -160,6 +155,18 @@ fn named_enum_values(
     }
 }
 
+/// The node's allowed values, but the old object's (on UPDATE it is the past, no wish).
+fn allowed_now(node: Option<&Value>, old: Option<&Value>) -> Option<Vec<Value>> {
+    let allowed = node.and_then(schema::enum_values)?;
+    Some(
+        allowed
+            .iter()
+            .filter(|a| Some(*a) != old)
+            .cloned()
+            .collect(),
+    )
+}
+
 /// For a list entry (where two values named are two entries): the value names only what
 /// several allowed values share ([`shared_by_several`]).
 pub fn shared_word(
@@ -168,12 +175,7 @@ pub fn shared_word(
     old: Option<&Value>,
 ) -> Option<Contradiction> {
     let text = value.as_str().filter(|t| t.chars().count() <= MAX_CHARS)?;
-    let allowed: Vec<Value> = node
-        .and_then(schema::enum_values)?
-        .iter()
-        .filter(|a| Some(*a) != old)
-        .cloned()
-        .collect();
+    let allowed = allowed_now(node, old)?;
     named_values(text, &allowed)
         .is_empty()
         .then(|| shared_by_several(text, &allowed))

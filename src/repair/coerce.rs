@@ -140,13 +140,12 @@ fn integral(n: &Number) -> Option<Value> {
     if n.is_i64() || n.is_u64() {
         return Some(Value::Number(n.clone()));
     }
-    let f = n.as_f64()?;
-    if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER {
-        // Exact: |f| ≤ 2^53 and integral.
-        Some(Value::Number(Number::from(f as i64)))
-    } else {
-        None
-    }
+    whole_number(n.as_f64()?)
+}
+
+/// `f` as an integer when it is one exactly (|f| ≤ 2^53 and no fraction).
+fn whole_number(f: f64) -> Option<Value> {
+    (f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER).then(|| Value::Number(Number::from(f as i64)))
 }
 
 /// Only the canonical spelling (`"42"`, `"-7"`; not `"042"` or `"+7"`) round-trips.
@@ -161,10 +160,7 @@ fn parse_integer(s: &str) -> Option<Value> {
 /// `f` as a JSON number, a whole one written as an integer (`600`, not `600.0`: Kubernetes
 /// reads both alike, a user reads the second as a slip).
 pub(crate) fn number_value(f: f64) -> Option<Value> {
-    if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER {
-        return Some(Value::Number(Number::from(f as i64)));
-    }
-    Number::from_f64(f).map(Value::Number)
+    whole_number(f).or_else(|| Number::from_f64(f).map(Value::Number))
 }
 
 fn parse_number(s: &str) -> Option<Value> {

@@ -88,7 +88,25 @@ pub fn pick<'a>(value: &str, candidates: &[&'a str]) -> Pick<'a> {
     if rivals.len() > 1 {
         return Pick::Ambiguous(rivals);
     }
+    // A short name with one letter replaced is another name (`SMTP` is not `SCTP`, `GET` not
+    // `SET`); two letters swapped, or one doubled or dropped, is a typo of it.
+    if len.min(clen) <= SHORT_NAME && len == clen && !same_letters(&cv, &canonical(name)) {
+        return Pick::NoneClose;
+    }
     Pick::One(name, Closeness::Distance(best))
+}
+
+/// Names this short are not corrected by replacing a letter.
+const SHORT_NAME: usize = 4;
+
+/// The same letters in another order.
+fn same_letters(a: &str, b: &str) -> bool {
+    let sorted = |s: &str| {
+        let mut c: Vec<char> = s.chars().collect();
+        c.sort_unstable();
+        c
+    };
+    sorted(a) == sorted(b)
 }
 
 /// Are two property names the same name, up to case, separators and a typo?
@@ -136,6 +154,16 @@ mod tests {
     fn far_or_ambiguous_values_are_refused() {
         assert_eq!(pick("Image", &["Catalog"]), Pick::NoneClose);
         assert_eq!(pick("grey", &["red", "green", "blue"]), Pick::NoneClose);
+        // A short name with a letter replaced is another name; swapped letters are a typo.
+        assert_eq!(
+            pick("SMTP", &["TCP", "UDP", "SCTP", "ANY"]),
+            Pick::NoneClose
+        );
+        assert_eq!(pick("SET", &["GET", "POST"]), Pick::NoneClose);
+        assert_eq!(
+            pick("UPD", &["TCP", "UDP", "SCTP"]),
+            Pick::One("UDP", Closeness::Distance(1))
+        );
         assert_eq!(pick("", &["a"]), Pick::NoneClose);
         assert_eq!(pick("x", &["y"]), Pick::NoneClose);
         assert_eq!(

@@ -15,7 +15,7 @@
 use serde_json::{Map, Value};
 
 use crate::pointer;
-use crate::repair::coerce::number_value;
+use crate::repair::coerce::{number_value, whole_number};
 use crate::schema;
 use crate::types::{ErrorKind, FieldError};
 
@@ -373,7 +373,11 @@ fn enum_resolutions(
     named: &[&str],
     list_entry: bool,
 ) -> Vec<Resolution> {
-    let mut values = enum_options(p, allowed, v, named);
+    let description = schema::node_at(sources.schema, p)
+        .and_then(|n| n.get("description"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut values = enum_options(p, allowed, v, named, description);
     if named.len() == 1 {
         values.truncate(1);
     }
@@ -438,10 +442,22 @@ fn entry_split(sources: &Sources, p: &str, named: &[&str]) -> Vec<Resolution> {
     vec![vec![Edit::Set(parent.to_string(), Value::Array(spliced))]]
 }
 
-/// The allowed values, those the user's text names first; none the text negates
+/// The allowed values, those the user's text names first, then the one the `description`
+/// describes in the user's words ([`super::readings::best_described`]); none the text negates
 /// (`"not Strict"`).
-fn enum_options(p: &str, allowed: &[Value], value: &Value, named: &[&str]) -> Vec<Resolution> {
+fn enum_options(
+    p: &str,
+    allowed: &[Value],
+    value: &Value,
+    named: &[&str],
+    description: &str,
+) -> Vec<Resolution> {
     let text = scalar_text(value);
+    let strings: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
+    let described = named
+        .is_empty()
+        .then(|| super::readings::best_described(&text, description, &strings))
+        .flatten();
     let mut ranked: Vec<(bool, &Value)> = allowed
         .iter()
         .filter(|a| {
@@ -452,9 +468,14 @@ fn enum_options(p: &str, allowed: &[Value], value: &Value, named: &[&str]) -> Ve
         // An empty allowed value means "unset": no reading of words (asking for the default
         // is offered as the field's removal).
         .filter(|a| a.as_str() != Some("") || text.trim().is_empty())
-        .map(|a| (!a.as_str().is_some_and(|s| named.contains(&s)), a))
+        .map(|a| {
+            let first = a
+                .as_str()
+                .is_some_and(|s| named.contains(&s) || described == Some(s));
+            (!first, a)
+        })
         .collect();
-    ranked.sort_by_key(|(unnamed, _)| *unnamed);
+    ranked.sort_by_key(|(later, _)| *later);
     ranked
         .into_iter()
         .take(MAX_ENUM_OPTIONS)
@@ -505,6 +526,18 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
 /// [`rewrites`] on UPDATE: `old` is the stored value there, whose amount in a user's text is
 /// the past (`"8 MiB/s (raised from 2 MiB/s)"` over `2097152` states one new amount).
 fn rewrites_over(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
+    let mut out = rewrites_of(value, node, old);
+    // An amount stated relative to the stored one (`"double it"`) is read first.
+    if let (Value::String(s), Some(old)) = (value, old) {
+        if let Some(relative) = super::readings::relative_amount(s, old) {
+            out.retain(|v| v != &relative);
+            out.insert(0, relative);
+        }
+    }
+    out
+}
+
+fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
     if let Value::Array(items) = value {
         return lines_as_map(items, node).into_iter().collect();
     }
@@ -586,7 +619,13 @@ fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
     // that wants it (a DNS-1123 pattern then refuses the first). Prose (more words than a list
     // of values written with blanks has) is no list: its first word is, below.
     let prose = !listed && items.len() > MAX_VALUE_WORDS;
-    if !items.is_empty() && !prose {
+    // Items written with blanks are alike: a plain word between names (`"worker-1 through
+    // worker-3"`) is a word of the sentence, not an item.
+    let alike = listed
+        || items
+            .iter()
+            .all(|i| looks_like_name(i) == looks_like_name(items[0]));
+    if !items.is_empty() && !prose && alike {
         out.push(Value::Array(
             items.iter().map(|i| Value::from(*i)).collect(),
         ));
@@ -643,18 +682,48 @@ fn string_rewrites(s: &str) -> Vec<Value> {
     out
 }
 
-/// The numbers written with digits in `s`, as JSON numbers (whole ones only for an integer).
+/// The numbers written with digits in `s`, as JSON numbers (whole ones only for an integer),
+/// each read with the magnitude word after it (`"50 thousand"` is 50000, never 50).
 /// A number is a word of its own: digits glued to letters are part of a name or a class
 /// (`5xx` is no 5, `s3` no 3, `v2` no 2).
 fn numbers_in(s: &str, integer: bool) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
-    for token in s.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-')) {
-        let token = token.trim_matches(|c| c == '.' || c == '-');
-        let parsed = if integer {
-            token.parse::<i64>().ok().map(Value::from)
-        } else {
-            token.parse::<f64>().ok().and_then(number_value)
+    let tokens: Vec<&str> = s
+        .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-'))
+        .map(|t| t.trim_matches(|c| c == '.' || c == '-'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    for (i, token) in tokens.iter().enumerate() {
+        let magnitude = tokens.get(i + 1).map_or(Some(1.0), |next| {
+            match next.to_lowercase().as_str() {
+                "thousand" => Some(1e3),
+                "million" => Some(1e6),
+                "billion" => Some(1e9),
+                // `"1.5 k"` and the like: a scale crfix does not read, so no number.
+                "k" | "m" | "g" | "bn" | "mn" => None,
+                _ => Some(1.0),
+            }
+        });
+        let Some(magnitude) = magnitude else {
+            continue;
         };
+        let decimal = token
+            .strip_prefix('-')
+            .unwrap_or(token)
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.');
+        let parsed = token
+            .parse::<f64>()
+            .ok()
+            .filter(|_| decimal || !integer)
+            .map(|n| n * magnitude)
+            .and_then(|n| {
+                if integer {
+                    whole_number(n)
+                } else {
+                    number_value(n)
+                }
+            });
         if let Some(v) = parsed.filter(|v| !out.contains(v)) {
             out.push(v);
         }
@@ -1033,7 +1102,14 @@ fn name_and_part(s: &str, target: &str, properties: &Map<String, Value>) -> Vec<
         let Some((head, tail)) = s.split_once(sep) else {
             continue;
         };
-        if head.is_empty() || tail.is_empty() {
+        // A part never keeps a separator at the cut: `"tls-certs:/etc/tls:ro"` is not cut
+        // at its `/` into a name `tls-certs:` and a path `etc/tls:ro`.
+        let separator = |c: Option<char>| c.is_some_and(|c| "/:@".contains(c));
+        if head.is_empty()
+            || tail.is_empty()
+            || separator(head.chars().next_back())
+            || separator(tail.chars().next())
+        {
             continue;
         }
         // The name comes first (`secret/key`), unless the first part is an enum value.
@@ -1119,13 +1195,14 @@ fn looks_like_name(w: &str) -> bool {
     w.chars().any(|c| c.is_ascii_digit() || "-._/".contains(c))
 }
 
-/// The words of a text: runs of letters, digits and `-._/:+` (the characters of names,
-/// versions and paths), without the punctuation around them.
+/// The words of a text: runs of letters, digits and `-._/:+%` (the characters of names,
+/// versions, paths and percentages: `"50%"` is never the word `50`), without the punctuation
+/// around them.
 fn words(s: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for raw in s.split(|c: char| !(c.is_alphanumeric() || "-._/:+".contains(c))) {
+    for raw in s.split(|c: char| !(c.is_alphanumeric() || "-._/:+%".contains(c))) {
         let w = raw.trim_matches(|c: char| ".:/-_+".contains(c));
-        if !w.is_empty() && !out.iter().any(|o| o == w) {
+        if !w.is_empty() && w != "%" && !out.iter().any(|o| o == w) {
             out.push(w.to_string());
         }
     }
@@ -1161,6 +1238,10 @@ fn operator_ranges(s: &str) -> Option<Vec<Value>> {
             while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
                 n.push(chars[i]);
                 i += 1;
+            }
+            // A percentage is no version or bound.
+            if chars.get(i) == Some(&'%') {
+                return None;
             }
             let n = n.trim_end_matches('.').to_string();
             parts.push(format!("{}{n}", pending.take().unwrap_or_default()));
@@ -2215,6 +2296,14 @@ mod tests {
             options.contains(&json!({"name": "billing-backup-s3", "key": "credentials.json"})),
             "{options:?}"
         );
+        // A part never keeps a separator at the cut.
+        let mount = json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"}, "mountPath": {"type": "string"}}});
+        let options = rewrites(&json!("tls-certs:/etc/tls:ro"), &mount);
+        assert!(
+            !options.iter().any(|o| o["name"] == json!("tls-certs:")),
+            "{options:?}"
+        );
         let list = json!({"type": "array", "items": {"type": "string"}});
         let options = rewrites(&json!("candidate (was stable)"), &list);
         assert!(options.contains(&json!(["candidate"])), "{options:?}");
@@ -2231,6 +2320,19 @@ mod tests {
         // Digits glued to letters are no number: `5xx` is a class of statuses, not 5.
         assert!(rewrites(&json!("5xx"), &count).is_empty());
         assert_eq!(rewrites(&json!("503 (a 5xx)"), &count), vec![json!(503)]);
+        // A number is read with its magnitude word, or not at all.
+        assert_eq!(
+            rewrites(&json!("50 thousand samples per scrape"), &count),
+            vec![json!(50000)]
+        );
+        assert_eq!(
+            rewrites(&json!("1.5 million"), &count),
+            vec![json!(1_500_000)]
+        );
+        assert!(rewrites(&json!("50 k"), &count).is_empty());
+        let quantity = json!({"type": "string", "pattern": "^[0-9]+$"});
+        assert!(!rewrites(&json!("50%"), &quantity).contains(&json!("50")));
+        assert!(rewrites(&json!("2.5"), &count).is_empty());
         // An amount keeps its size: converted to the unit the field counts in, never bare.
         let seconds = json!({"type": "integer", "description": "How long, in whole seconds."});
         assert_eq!(rewrites(&json!("5 minutes"), &seconds), vec![json!(300)]);
@@ -2247,6 +2349,16 @@ mod tests {
         );
         let options = rewrites(&json!("stable and fast"), &list);
         assert_eq!(options[0], json!(["stable", "fast"]));
+        // Items written with blanks are alike: a word between names is no item.
+        let options = rewrites(&json!("worker-1 through worker-3"), &list);
+        assert!(
+            !options.contains(&json!(["worker-1", "through", "worker-3"])),
+            "{options:?}"
+        );
+        assert_eq!(
+            rewrites(&json!("us-east-1 us-west-2"), &list)[0],
+            json!(["us-east-1", "us-west-2"])
+        );
         let methods = json!({"type": "array", "items": {"type": "string",
             "enum": ["GET", "POST", "HEAD"]}});
         assert!(rewrites(&json!("GET and HEAD only"), &methods).contains(&json!(["GET", "HEAD"])));

@@ -225,6 +225,15 @@ fn moved_scalars(settings: &Settings, given: &Value, candidate: &Value) -> Vec<S
     out
 }
 
+/// Is `written` at `p` the amount the user's `said` states relative to the old object's value
+/// there (`"double it"` over `5m` is `10m`)?
+fn relative_to_old(said: &Value, old_object: Option<&Value>, p: &str, written: &str) -> bool {
+    let (Some(said), Some(old)) = (said.as_str(), old_object.and_then(|o| o.pointer(p))) else {
+        return false;
+    };
+    super::readings::relative_amount(said, old).is_some_and(|v| scalar_text(&v) == written)
+}
+
 /// The old object's scalar at `p`, as text (UPDATE only).
 fn old_text(old_object: Option<&Value>, p: &str) -> Option<String> {
     old_object
@@ -253,6 +262,7 @@ fn invented(
         if super::readings::same_amount(&scalar_text(v), &leaf.text)
             || in_field_unit(schema, &leaf.pointer, v, &leaf.text, old_object)
             || super::readings::names_built_in_kind(&scalar_text(v), &leaf.text)
+            || relative_to_old(v, old_object, &leaf.pointer, &leaf.text)
         {
             return None;
         }
@@ -312,6 +322,12 @@ fn dropped(
 ) -> Option<Violation> {
     let restated = candidate.pointer(&leaf.pointer).is_some_and(|v| {
         super::readings::same_amount(&leaf.text, &scalar_text(v))
+            || relative_to_old(
+                &Value::from(leaf.text.as_str()),
+                old_object,
+                &leaf.pointer,
+                &scalar_text(v),
+            )
             || in_field_unit(
                 schema,
                 &leaf.pointer,

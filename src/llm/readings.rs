@@ -270,7 +270,11 @@ pub fn stated_bool(text: &str) -> Option<bool> {
     // `on` is a truth value only as the first word (`"on (for now)"`, not `"off on Fridays"`).
     let yes =
         said.iter().any(|w| TRUE.contains(&w.as_str())) || said.first().is_some_and(|w| w == "on");
-    let no = said.iter().any(|w| FALSE.contains(&w.as_str()));
+    // `not` denies the option itself only before a word that asks for it (`"not needed"`);
+    // `"not case sensitive"` for `ignoreCase` denies something else.
+    const ASKED: [&str; 4] = ["needed", "required", "wanted", "necessary"];
+    let no = said.iter().any(|w| FALSE.contains(&w.as_str()))
+        || matches!(said.as_slice(), [not, asked, ..] if not == "not" && ASKED.contains(&asked.as_str()));
     match (yes, no) {
         (true, false) => Some(true),
         (false, true) => Some(false),
@@ -348,6 +352,196 @@ pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
         }
     }
     chosen.into_iter().map(|(a, _)| a).collect()
+}
+
+/// The allowed value the schema describes in the user's words: the one whose own words and
+/// the description's words about it (from where the description names it to the end of that
+/// sentence or the next value it names) share strictly more of the user's words than any
+/// other value's do (`"no polling - only sync when this ExternalSecret is edited"` against
+/// "…; OnChange syncs only when this ExternalSecret's metadata or spec changes" → `OnChange`).
+/// Words the user negates and words that name nothing do not count. An order for the options
+/// offered, not a reading: a description's wording is no certainty.
+pub fn best_described<'a>(text: &str, description: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    if text.chars().count() > MAX_CHARS {
+        return None;
+    }
+    let negated = crate::certainty::negated_words(text);
+    let mut said = words(text);
+    said.retain(|w| {
+        w.chars().count() >= 3 && !COMMON_WORDS.contains(&w.as_str()) && !negated.contains(w)
+    });
+    let about = described(description, allowed);
+    let mut shared: Vec<(usize, &'a str)> = allowed
+        .iter()
+        .zip(about)
+        .map(|(a, about)| {
+            let mut own = words(a);
+            own.extend(words(&about));
+            let n = said
+                .iter()
+                .filter(|w| own.iter().any(|o| same_word(o, w)))
+                .count();
+            (n, *a)
+        })
+        .collect();
+    shared.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+    match shared.as_slice() {
+        [(best, value), (next, _), ..] if best > next => Some(*value),
+        [(best, value)] if *best > 0 => Some(*value),
+        _ => None,
+    }
+}
+
+/// Per allowed value, the description's text about it: what follows each place the
+/// description names it as a whole word, up to the end of that sentence or the next value
+/// named.
+fn described(description: &str, allowed: &[&str]) -> Vec<String> {
+    let part_of_name = |c: char| c.is_alphanumeric() || c == '_';
+    let mut mentions: Vec<(usize, usize, usize)> = Vec::new();
+    for (i, a) in allowed.iter().enumerate() {
+        if a.chars().count() < 2 {
+            continue;
+        }
+        for (at, _) in description.match_indices(a) {
+            let end = at + a.len();
+            let before = description[..at].chars().next_back();
+            let after = description[end..].chars().next();
+            if !before.is_some_and(|c| part_of_name(c) || c == '-')
+                && !after.is_some_and(part_of_name)
+            {
+                mentions.push((at, end, i));
+            }
+        }
+    }
+    mentions.sort();
+    let mut about = vec![String::new(); allowed.len()];
+    for (k, &(_, end, i)) in mentions.iter().enumerate() {
+        let until = mentions.get(k + 1).map_or(description.len(), |m| m.0);
+        let rest = &description[end..until.max(end)];
+        let sentence_end = rest
+            .char_indices()
+            .find(|&(j, c)| {
+                c == ';'
+                    || (c == '.' && rest[j + 1..].chars().next().is_none_or(char::is_whitespace))
+            })
+            .map_or(rest.len(), |(j, _)| j);
+        about[i].push(' ');
+        about[i].push_str(&rest[..sentence_end]);
+    }
+    about
+}
+
+/// Words too common to tell one value's description from another's.
+const COMMON_WORDS: [&str; 40] = [
+    "and", "any", "are", "but", "can", "does", "for", "from", "has", "have", "into", "its", "may",
+    "must", "not", "our", "should", "than", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "those", "was", "were", "what", "when", "where", "which", "while",
+    "will", "with", "would", "you", "your",
+];
+
+/// On UPDATE, the new value the user states relative to the stored one (`"double it"` over
+/// `5m` → `10m`, `"one more than before"` over `2` → `3`, `"twice as often"` over an interval
+/// of `5m` → `2.5m`): the stored value is what "it", "before", "the current value" refer to.
+/// One change stated, a word that refers to the stored value, and a stored number or a
+/// number with a unit (`16Gi`, `90s`); anything else is no reading.
+pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
+    if text.chars().count() > MAX_CHARS {
+        return None;
+    }
+    let said: Vec<String> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '.'))
+        .map(|w| w.trim_matches('.').to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect();
+    const REFERS: [&str; 11] = [
+        "before",
+        "current",
+        "currently",
+        "now",
+        "previous",
+        "previously",
+        "existing",
+        "it",
+        "old",
+        "stored",
+        "than",
+    ];
+    if !said.iter().any(|w| REFERS.contains(&w.as_str())) {
+        return None;
+    }
+    let count = |w: &str| w.parse::<f64>().ok().or_else(|| number_word(w));
+    let mut changes: Vec<Change> = Vec::new();
+    for (i, w) in said.iter().enumerate() {
+        let factor = match w.as_str() {
+            "double" | "doubled" | "twice" => Some(2.0),
+            "triple" | "tripled" | "thrice" => Some(3.0),
+            "quadruple" | "quadrupled" => Some(4.0),
+            "half" | "halve" | "halved" => Some(0.5),
+            "times" => i.checked_sub(1).and_then(|j| count(&said[j])),
+            _ => None,
+        };
+        if let Some(f) = factor {
+            changes.push(Change::Times(f));
+        }
+        let by = i.checked_sub(1).and_then(|j| count(&said[j]));
+        match (w.as_str(), by) {
+            ("more" | "extra" | "additional", Some(n)) => changes.push(Change::Plus(n)),
+            ("fewer" | "less", Some(n)) => changes.push(Change::Plus(-n)),
+            _ => {}
+        }
+    }
+    let [change] = changes.as_slice() else {
+        return None;
+    };
+    // "Twice as often" halves an interval; said of anything else it is no amount.
+    let often = said
+        .iter()
+        .any(|w| matches!(w.as_str(), "often" | "frequently" | "frequent"));
+    match old {
+        Value::Number(n) if !often => {
+            let new = change.apply(n.as_f64()?);
+            if n.is_f64() {
+                serde_json::Number::from_f64(new).map(Value::Number)
+            } else {
+                (new.fract() == 0.0 && new.abs() < 1e15).then(|| Value::from(new as i64))
+            }
+        }
+        Value::String(old) => {
+            let split = old
+                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .unwrap_or(old.len());
+            let (number, unit) = old.split_at(split);
+            if number.is_empty() || !unit.chars().all(|c| c.is_ascii_alphabetic()) {
+                return None;
+            }
+            let change = match (often, change, unit) {
+                (false, _, _) => *change,
+                (true, Change::Times(f), "ms" | "s" | "m" | "h") => Change::Times(1.0 / f),
+                (true, _, _) => return None,
+            };
+            let new = change.apply(number.parse::<f64>().ok()?);
+            let written = (new * 1000.0).round() / 1000.0;
+            (new > 0.0 && (written - new).abs() < f64::EPSILON * new.max(1.0))
+                .then(|| Value::from(format!("{written}{unit}")))
+        }
+        _ => None,
+    }
+}
+
+/// A change stated relative to a stored amount.
+#[derive(Clone, Copy)]
+enum Change {
+    Times(f64),
+    Plus(f64),
+}
+
+impl Change {
+    fn apply(self, old: f64) -> f64 {
+        match self {
+            Change::Times(f) => old * f,
+            Change::Plus(n) => old + n,
+        }
+    }
 }
 
 /// Words that join two values into one (`InPlaceOrRecreate`, `ReadWriteOnce`'s are none).
@@ -1075,6 +1269,84 @@ mod tests {
     }
 
     #[test]
+    fn the_value_described_in_the_users_words_is_offered_first() {
+        let refresh = "refreshPolicy says when the Secret is synced again. CreatedOnce creates \
+            it if missing and never updates it; Periodic syncs every refreshInterval; OnChange \
+            syncs only when this ExternalSecret's metadata or spec changes.";
+        let policies = ["CreatedOnce", "Periodic", "OnChange"];
+        assert_eq!(
+            best_described(
+                "only sync when this ExternalSecret is edited",
+                refresh,
+                &policies
+            ),
+            Some("OnChange")
+        );
+        // A value named inside a longer one is no mention of it; a value's own words count.
+        let stop = "Anything but None makes the queue inactive. Hold lets admitted workloads \
+            run to completion; HoldAndDrain also evicts them.";
+        let stops = ["None", "Hold", "HoldAndDrain"];
+        assert_eq!(
+            best_described("stop it and evict what still runs", stop, &stops),
+            Some("HoldAndDrain")
+        );
+        assert_eq!(
+            best_described("the east nodes get drained", "", &stops),
+            Some("HoldAndDrain")
+        );
+        // Words the user negates do not count.
+        assert_eq!(best_described("never evict anything", stop, &stops), None);
+        // Two values described as well as each other: no order.
+        let retry = "Always retries every failure; OnError retries on an error; \
+            OnTransientError retries on a transient error only.";
+        assert_eq!(
+            best_described(
+                "retry on any error",
+                retry,
+                &["Always", "OnError", "OnTransientError"]
+            ),
+            None
+        );
+        // Nothing shared: no order.
+        assert_eq!(best_described("--cascade=false", "", &policies), None);
+    }
+
+    #[test]
+    fn an_amount_stated_relative_to_the_stored_one() {
+        let rel = |text: &str, old: Value| relative_amount(text, &old);
+        assert_eq!(
+            rel(
+                "double it - the migration hook alone takes ~8m",
+                json!("5m")
+            ),
+            Some(json!("10m"))
+        );
+        assert_eq!(
+            rel("one more than before - we run 6 replicas now", json!(2)),
+            Some(json!(3))
+        );
+        assert_eq!(
+            rel("twice as often as now", json!("5m")),
+            Some(json!("2.5m"))
+        );
+        assert_eq!(
+            rel("double the current quota", json!("16Gi")),
+            Some(json!("32Gi"))
+        );
+        assert_eq!(rel("half of it", json!(8)), Some(json!(4)));
+        assert_eq!(
+            rel("3 times the current value", json!(100)),
+            Some(json!(300))
+        );
+        // No word refers to the stored value, or two changes, or no amount stored.
+        assert_eq!(rel("double", json!(2)), None);
+        assert_eq!(rel("double it, then one more than before", json!(2)), None);
+        assert_eq!(rel("double it", json!("fast")), None);
+        assert_eq!(rel("twice as often as now", json!(5)), None);
+        assert_eq!(rel("half of it", json!(3)), None);
+    }
+
+    #[test]
     fn truth_values_stated_in_words() {
         assert_eq!(
             stated_bool("yes, until the storage migration is finished"),
@@ -1089,6 +1361,9 @@ mod tests {
         assert_eq!(stated_bool("yes and no"), None);
         assert_eq!(stated_bool("on (for now)"), Some(true));
         assert_eq!(stated_bool("off on Fridays"), Some(false));
+        assert_eq!(stated_bool("not needed, leave it as it is"), Some(false));
+        assert_eq!(stated_bool("enabled, do not wait"), Some(true));
+        assert_eq!(stated_bool("not case sensitive"), None);
     }
 
     #[test]

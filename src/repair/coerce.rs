@@ -144,7 +144,7 @@ fn integral(n: &Number) -> Option<Value> {
 }
 
 /// `f` as an integer when it is one exactly (|f| ≤ 2^53 and no fraction).
-fn whole_number(f: f64) -> Option<Value> {
+pub(crate) fn whole_number(f: f64) -> Option<Value> {
     (f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER).then(|| Value::Number(Number::from(f as i64)))
 }
 

@@ -241,9 +241,10 @@ impl<'v> Abs<'v> {
                     .unwrap_or(0);
                 join(&sized(keys, None), &self.items_of_arrays())
             }
-            Abs::Schema(s) if schema::type_of(s) == "object" => {
-                join(&sized(MAX_REQUEST_BYTES, None), &Abs::Schema(s))
-            }
+            // The API server sizes a map's keys by its `StringType`, which has no maximum
+            // length: 0 (`sizeEstimator.EstimateSize`, `@keys`), so rules over label keys
+            // cost what their iteration costs.
+            Abs::Schema(s) if schema::type_of(s) == "object" => sized(0, None),
             _ => self.items(),
         }
     }

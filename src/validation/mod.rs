@@ -16,6 +16,7 @@
 
 mod cel;
 mod cost;
+mod defaults;
 mod escaping;
 mod formats;
 mod regex;
@@ -161,6 +162,11 @@ pub fn validate(
     old_object: Option<&Value>,
     options: ValidateOptions,
 ) -> ValidationOutcome {
+    // The rules see the object as the API server stores it, its optional defaults filled.
+    let defaulted = defaults::with_defaults(schema, object);
+    let object = defaulted.as_ref().unwrap_or(object);
+    let defaulted_old = old_object.and_then(|old| defaults::with_defaults(schema, old));
+    let old_object = defaulted_old.as_ref().or(old_object);
     let mut w = Walker {
         options,
         errors: Vec::new(),

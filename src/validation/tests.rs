@@ -1272,6 +1272,72 @@ fn every_rule_of_a_crd_shaped_like_gateway_apis_httproute_is_evaluated() {
 }
 
 #[test]
+fn rules_read_the_defaults_of_optional_fields_left_out() {
+    // The API server fills defaults before any rule runs; offline objects lack them.
+    let s = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "match": {"type": "object",
+            "properties": {"type": {"type": "string", "default": "Exact"},
+                           "value": {"type": "string", "maxLength": 64}},
+            "x-kubernetes-validations": [{
+                "rule": "self.type != 'Exact' || self.value.startsWith('/')",
+                "message": "an exact path starts with '/'"}]}}}}});
+    let object = |m: Value| {
+        json!({"apiVersion": "v1", "kind": "Thing",
+        "metadata": {"name": "t"}, "spec": {"match": m}})
+    };
+    let outcome = run(&s, &object(json!({"value": "a"})));
+    assert!(
+        only_error(&outcome)
+            .message
+            .ends_with("an exact path starts with '/'"),
+        "{outcome:#?}"
+    );
+    let outcome = run(&s, &object(json!({"value": "/a"})));
+    assert!(
+        outcome.is_valid() && outcome.warnings.is_empty(),
+        "{outcome:#?}"
+    );
+    let outcome = run(&s, &object(json!({"type": "Prefix", "value": "a"})));
+    assert!(outcome.is_valid(), "{outcome:#?}");
+}
+
+#[test]
+fn rules_over_a_maps_keys_are_estimated_as_the_api_server_sizes_keys() {
+    // Gateway API's `infrastructure.labels`: rules that match and measure every key of a map
+    // bounded by maxProperties only. The API server sizes a key by its plain string type
+    // (maximum 0) and accepts them; estimated as 3 MiB strings they were refused inline.
+    let labels = json!({
+        "type": "object",
+        "maxProperties": 8,
+        "additionalProperties": {"type": "string", "maxLength": 63},
+        "x-kubernetes-validations": [
+            {"rule": "self.all(key, key.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",
+             "message": "label keys must be qualified names"},
+            {"rule": "self.all(key, key.size() <= 316)", "message": "label keys are at most 316 characters"}
+        ]
+    });
+    let s = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"labels": labels}}}});
+    assert!(refusals(&s).is_empty(), "{:?}", refusals(&s));
+    let object = |labels: Value| {
+        json!({"apiVersion": "v1", "kind": "Thing",
+        "metadata": {"name": "t"}, "spec": {"labels": labels}})
+    };
+    let outcome = run(&s, &object(json!({"example.com/team": "a"})));
+    assert!(
+        outcome.is_valid() && outcome.warnings.is_empty(),
+        "{outcome:#?}"
+    );
+    let outcome = run(&s, &object(json!({"-bad-/team": "a"})));
+    assert!(
+        only_error(&outcome)
+            .message
+            .ends_with("label keys must be qualified names"),
+        "{outcome:#?}"
+    );
+}
+
+#[test]
 fn an_inline_crds_truly_too_expensive_rule_is_still_refused_a_cluster_crds_is_evaluated() {
     // Unique header names, compared lower-cased pairwise under lists of 16 and 64: 16 × 64
     // evaluations of 16 × 16 comparisons of 1,024-byte strings, far over the API server's

@@ -274,10 +274,15 @@ fn main() -> Result<()> {
     let started = Instant::now();
     let mut rounds = 0;
     while rounds < max_iterations && (rounds < 50 || started.elapsed() < budget) {
-        for case in cases.iter_mut() {
+        for i in 0..cases.len() {
             let t = Instant::now();
-            run(case)?;
-            case.samples.push(t.elapsed());
+            run(&cases[i])?;
+            cases[i].samples.push(t.elapsed());
+            // The hostile case churns megabytes of memory for 150 ms: one untimed evaluation
+            // after it, so that the case timed next pays its own cost, not that aftermath.
+            if cases[i].name.starts_with("hostile") {
+                run(&cases[0])?;
+            }
         }
         rounds += 1;
     }

@@ -10,20 +10,23 @@
 
 use serde_json::{Map, Value};
 
+use crate::pointer;
 use crate::schema;
 
 /// Deepest nesting filled.
 const MAX_DEPTH: usize = 128;
 
-/// `object` with the defaults of the optional properties it leaves out, or `None` when it
-/// leaves none out (the common case, which costs one walk and no copy).
-pub fn with_defaults(schema: &Value, object: &Value) -> Option<Value> {
+/// `object` with the defaults of the optional properties it leaves out, and where each was
+/// put (JSON pointers); `None` when it leaves none out (the common case, which costs one walk
+/// and no copy).
+pub fn with_defaults(schema: &Value, object: &Value) -> Option<(Value, Vec<String>)> {
     if !missing_default(schema, object, 0) {
         return None;
     }
     let mut copy = object.clone();
-    fill(schema, &mut copy, 0);
-    Some(copy)
+    let mut filled = Vec::new();
+    fill(schema, &mut copy, "", &mut filled, 0);
+    Some((copy, filled))
 }
 
 /// The optional properties of `node` that `object` leaves out and that have a default: their
@@ -80,7 +83,7 @@ fn missing_default(node: &Value, value: &Value, depth: usize) -> bool {
         .any(|(n, v)| missing_default(n, v, depth + 1))
 }
 
-fn fill(node: &Value, value: &mut Value, depth: usize) {
+fn fill(node: &Value, value: &mut Value, at: &str, filled: &mut Vec<String>, depth: usize) {
     if depth > MAX_DEPTH {
         return;
     }
@@ -89,24 +92,42 @@ fn fill(node: &Value, value: &mut Value, depth: usize) {
             let added: Vec<(String, Value)> = defaulted(node, map)
                 .map(|(k, d)| (k.clone(), d.clone()))
                 .collect();
-            map.extend(added);
+            for (k, d) in added {
+                filled.push(pointer::push(at, &k));
+                map.insert(k, d);
+            }
             let properties = node.get("properties").and_then(Value::as_object);
             let additional = node.get("additionalProperties").filter(|a| a.is_object());
             for (k, v) in map.iter_mut() {
                 if let Some(n) = properties.and_then(|p| p.get(k)).or(additional) {
-                    fill(n, v, depth + 1);
+                    fill(n, v, &pointer::push(at, k), filled, depth + 1);
                 }
             }
         }
         Value::Array(items) => {
             if let Some(item) = node.get("items").filter(|i| i.is_object()) {
-                for v in items {
-                    fill(item, v, depth + 1);
+                for (i, v) in items.iter_mut().enumerate() {
+                    fill(
+                        item,
+                        v,
+                        &pointer::push(at, &i.to_string()),
+                        filled,
+                        depth + 1,
+                    );
                 }
             }
         }
         _ => {}
     }
+}
+
+/// Is `p` at or under one of the `filled` pointers?
+pub fn inside(filled: &[String], p: &str) -> bool {
+    filled.iter().any(|f| {
+        p == f
+            || p.strip_prefix(f.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
 }
 
 #[cfg(test)]
@@ -130,7 +151,19 @@ mod tests {
     fn optional_defaults_are_filled_at_every_depth_required_ones_are_not() {
         let object = json!({"matches": [{"value": "/a"}, {"type": "Prefix"}],
                             "labels": {"a": {}}});
-        let filled = with_defaults(&schema(), &object).expect("some are missing");
+        let (filled, at) = with_defaults(&schema(), &object).expect("some are missing");
+        assert_eq!(
+            at,
+            [
+                "/labels/a/weight",
+                "/matches/0/port",
+                "/matches/0/type",
+                "/matches/0/port/protocol",
+                "/matches/1/port",
+                "/matches/1/port/protocol"
+            ]
+        );
+        assert!(inside(&at, "/matches/0/port/protocol") && !inside(&at, "/matches/0/portx"));
         assert_eq!(
             filled,
             json!({"matches": [

@@ -151,6 +151,9 @@ struct Walker<'a> {
     warnings: Vec<String>,
     sites: Vec<CelSite<'a>>,
     depth_warned: bool,
+    /// Where schema defaults were filled in: the CRD author's values, whose fields the
+    /// narrowed schema may not hold (never an unknown field of the user's).
+    filled: Vec<String>,
 }
 
 /// Validates `object` (the whole custom resource) against the CRD version's
@@ -164,15 +167,19 @@ pub fn validate(
 ) -> ValidationOutcome {
     // The rules see the object as the API server stores it, its optional defaults filled.
     let defaulted = defaults::with_defaults(schema, object);
-    let object = defaulted.as_ref().unwrap_or(object);
+    let (object, filled) = match &defaulted {
+        Some((copy, filled)) => (copy, filled.clone()),
+        None => (object, Vec::new()),
+    };
     let defaulted_old = old_object.and_then(|old| defaults::with_defaults(schema, old));
-    let old_object = defaulted_old.as_ref().or(old_object);
+    let old_object = defaulted_old.as_ref().map(|(copy, _)| copy).or(old_object);
     let mut w = Walker {
         options,
         errors: Vec::new(),
         warnings: Vec::new(),
         sites: Vec::new(),
         depth_warned: false,
+        filled,
     };
     w.walk_root(schema, object, old_object);
     w.run_cel(schema);
@@ -807,6 +814,7 @@ impl<'a> Walker<'a> {
                 warnings: Vec::new(),
                 sites: Vec::new(),
                 depth_warned: self.depth_warned,
+                filled: Vec::new(),
             };
             w.walk(branch, value, None, ptr, depth + 1);
             for warning in w.warnings {
@@ -958,8 +966,8 @@ impl<'a> Walker<'a> {
                 }
                 None if preserve || (schema::type_of(schema).is_empty() && props.is_none()) => {}
                 None => {
-                    if self.options.report_unknown_fields {
-                        let p = pointer::push(ptr, key);
+                    let p = pointer::push(ptr, key);
+                    if self.options.report_unknown_fields && !defaults::inside(&self.filled, &p) {
                         self.push(
                             Class::Structure,
                             p,

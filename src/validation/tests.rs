@@ -1302,6 +1302,40 @@ fn rules_read_the_defaults_of_optional_fields_left_out() {
 }
 
 #[test]
+fn a_default_filled_in_is_never_an_unknown_field_of_the_narrowed_schema() {
+    // Gateway API's Gateway: `status` defaults to an object with `conditions`; the schema
+    // narrowed to what the object touches keeps `status` (its `addresses` carry rules) but not
+    // `conditions`. The default is the CRD author's, not an unknown field of the user's.
+    let s = json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}}},
+        "status": {"type": "object",
+            "default": {"conditions": [{"type": "Accepted", "status": "Unknown"}]},
+            "properties": {
+                "addresses": {"type": "array", "maxItems": 4, "items": {"type": "string",
+                    "maxLength": 64, "x-kubernetes-validations": [
+                        {"rule": "self.size() > 0", "message": "an address is not empty"}]}},
+                "conditions": {"type": "array", "maxItems": 8, "items": {"type": "object",
+                    "properties": {"type": {"type": "string"}, "status": {"type": "string"}}}}}}}});
+    let object = json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t"},
+        "spec": {"name": "a"}});
+    let narrowed = crate::schema_view::touched_by(&s.to_string(), &[&object]).expect("narrows");
+    assert!(
+        narrowed
+            .pointer("/properties/status/properties/conditions")
+            .is_none(),
+        "the view should not hold conditions: {narrowed:#}"
+    );
+    let outcome = run(&narrowed, &object);
+    assert!(
+        outcome.is_valid() && outcome.warnings.is_empty(),
+        "{outcome:#?}"
+    );
+    // A field the user wrote is still reported.
+    let outcome = run(&narrowed, &with(object, "/spec/nme", json!("x")));
+    assert_eq!(only_error(&outcome).pointer, "/spec/nme");
+}
+
+#[test]
 fn rules_over_a_maps_keys_are_estimated_as_the_api_server_sizes_keys() {
     // Gateway API's `infrastructure.labels`: rules that match and measure every key of a map
     // bounded by maxProperties only. The API server sizes a key by its plain string type

@@ -664,6 +664,19 @@ fn string_rewrites(s: &str) -> Vec<Value> {
             .collect();
     }
     let mut out = operator_ranges(s).unwrap_or_default();
+    // A percentage that is the text's only number (`"at most 10% of the nodes"`): itself.
+    let percentages: Vec<String> = words(s)
+        .into_iter()
+        .filter(|w| {
+            w.strip_suffix('%')
+                .is_some_and(|n| n.parse::<f64>().is_ok_and(f64::is_finite))
+        })
+        .collect();
+    if let [only] = percentages.as_slice() {
+        if super::readings::numbers_said(s).len() == 1 {
+            out.push(Value::from(only.as_str()));
+        }
+    }
     // A comment glued into the value, as YAML writes one after a blank
     // (`"ISRG Root X1   # short chain only"`): the value before it.
     if let Some(value) = super::readings::before_comment(s).map(str::trim) {
@@ -688,42 +701,12 @@ fn string_rewrites(s: &str) -> Vec<Value> {
 /// (`5xx` is no 5, `s3` no 3, `v2` no 2).
 fn numbers_in(s: &str, integer: bool) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
-    let tokens: Vec<&str> = s
-        .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-'))
-        .map(|t| t.trim_matches(|c| c == '.' || c == '-'))
-        .filter(|t| !t.is_empty())
-        .collect();
-    for (i, token) in tokens.iter().enumerate() {
-        let magnitude = tokens.get(i + 1).map_or(Some(1.0), |next| {
-            match next.to_lowercase().as_str() {
-                "thousand" => Some(1e3),
-                "million" => Some(1e6),
-                "billion" => Some(1e9),
-                // `"1.5 k"` and the like: a scale crfix does not read, so no number.
-                "k" | "m" | "g" | "bn" | "mn" => None,
-                _ => Some(1.0),
-            }
-        });
-        let Some(magnitude) = magnitude else {
-            continue;
+    for said in super::readings::numbers_said(s) {
+        let parsed = if integer {
+            said.decimal.then(|| whole_number(said.value)).flatten()
+        } else {
+            number_value(said.value)
         };
-        let decimal = token
-            .strip_prefix('-')
-            .unwrap_or(token)
-            .chars()
-            .all(|c| c.is_ascii_digit() || c == '.');
-        let parsed = token
-            .parse::<f64>()
-            .ok()
-            .filter(|_| decimal || !integer)
-            .map(|n| n * magnitude)
-            .and_then(|n| {
-                if integer {
-                    whole_number(n)
-                } else {
-                    number_value(n)
-                }
-            });
         if let Some(v) = parsed.filter(|v| !out.contains(v)) {
             out.push(v);
         }
@@ -2332,6 +2315,9 @@ mod tests {
         assert!(rewrites(&json!("50 k"), &count).is_empty());
         let quantity = json!({"type": "string", "pattern": "^[0-9]+$"});
         assert!(!rewrites(&json!("50%"), &quantity).contains(&json!("50")));
+        let nodes = json!({"type": "string", "pattern": "^((100|[0-9]{1,2})%|[0-9]+)$"});
+        let options = rewrites(&json!("at most 10% of the nodes at a time"), &nodes);
+        assert_eq!(options[0], json!("10%"), "{options:?}");
         assert!(rewrites(&json!("2.5"), &count).is_empty());
         // An amount keeps its size: converted to the unit the field counts in, never bare.
         let seconds = json!({"type": "integer", "description": "How long, in whole seconds."});

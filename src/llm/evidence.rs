@@ -263,6 +263,7 @@ fn invented(
             || in_field_unit(schema, &leaf.pointer, v, &leaf.text, old_object)
             || super::readings::names_built_in_kind(&scalar_text(v), &leaf.text)
             || relative_to_old(v, old_object, &leaf.pointer, &leaf.text)
+            || super::readings::scaled_number(&scalar_text(v), &leaf.text)
         {
             return None;
         }
@@ -322,6 +323,7 @@ fn dropped(
 ) -> Option<Violation> {
     let restated = candidate.pointer(&leaf.pointer).is_some_and(|v| {
         super::readings::same_amount(&leaf.text, &scalar_text(v))
+            || super::readings::scaled_number(&leaf.text, &scalar_text(v))
             || relative_to_old(
                 &Value::from(leaf.text.as_str()),
                 old_object,

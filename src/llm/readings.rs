@@ -354,6 +354,62 @@ pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
     chosen.into_iter().map(|(a, _)| a).collect()
 }
 
+/// A number written with digits, read with the magnitude word after it.
+pub struct NumberSaid {
+    pub value: f64,
+    /// Written with digits and at most a point (`12`, `1.5`), not `1e3`.
+    pub decimal: bool,
+    /// Scaled by a magnitude word (`"50 thousand"`).
+    pub scaled: bool,
+}
+
+/// The numbers written with digits in `text`, each times the magnitude word after it
+/// (`"50 thousand"` is 50000, never 50); one followed by a scale crfix does not read
+/// (`"50 k"`) is left out. A number is a word of its own (`5xx`, `s3` hold none).
+pub fn numbers_said(text: &str) -> Vec<NumberSaid> {
+    let tokens: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-'))
+        .map(|t| t.trim_matches(|c| c == '.' || c == '-'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    for (i, token) in tokens.iter().enumerate() {
+        let magnitude =
+            tokens
+                .get(i + 1)
+                .map_or(Some(1.0), |next| match next.to_lowercase().as_str() {
+                    "thousand" => Some(1e3),
+                    "million" => Some(1e6),
+                    "billion" => Some(1e9),
+                    "k" | "m" | "g" | "bn" | "mn" => None,
+                    _ => Some(1.0),
+                });
+        let (Some(magnitude), Ok(n)) = (magnitude, token.parse::<f64>()) else {
+            continue;
+        };
+        let decimal = token
+            .strip_prefix('-')
+            .unwrap_or(token)
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.');
+        out.push(NumberSaid {
+            value: n * magnitude,
+            decimal,
+            scaled: magnitude != 1.0,
+        });
+    }
+    out
+}
+
+/// Is `written` the number `said` states with its magnitude word (`"50 thousand"` → `50000`)?
+pub fn scaled_number(said: &str, written: &str) -> bool {
+    written.parse::<f64>().is_ok_and(|w| {
+        numbers_said(said)
+            .iter()
+            .any(|n| n.scaled && (n.value - w).abs() < f64::EPSILON * w.abs().max(1.0))
+    })
+}
+
 /// The allowed value the schema describes in the user's words: the one whose own words and
 /// the description's words about it (from where the description names it to the end of that
 /// sentence or the next value it names) share strictly more of the user's words than any
@@ -1309,6 +1365,14 @@ mod tests {
         );
         // Nothing shared: no order.
         assert_eq!(best_described("--cascade=false", "", &policies), None);
+    }
+
+    #[test]
+    fn a_number_is_read_with_its_magnitude_word() {
+        assert!(scaled_number("50 thousand samples per scrape", "50000"));
+        assert!(!scaled_number("50 thousand samples per scrape", "50"));
+        assert!(!scaled_number("50 samples", "50"));
+        assert!(numbers_said("50 k samples").is_empty());
     }
 
     #[test]

@@ -509,46 +509,10 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
         .map(|w| w.trim_matches('.').to_lowercase())
         .filter(|w| !w.is_empty())
         .collect();
-    const REFERS: [&str; 11] = [
-        "before",
-        "current",
-        "currently",
-        "now",
-        "previous",
-        "previously",
-        "existing",
-        "it",
-        "old",
-        "stored",
-        "than",
-    ];
-    if !said.iter().any(|w| REFERS.contains(&w.as_str())) {
+    if !said.iter().any(|w| REFERS_TO_STORED.contains(&w.as_str())) {
         return None;
     }
-    let count = |w: &str| w.parse::<f64>().ok().or_else(|| number_word(w));
-    let mut changes: Vec<Change> = Vec::new();
-    for (i, w) in said.iter().enumerate() {
-        let factor = match w.as_str() {
-            "double" | "doubled" | "twice" => Some(2.0),
-            "triple" | "tripled" | "thrice" => Some(3.0),
-            "quadruple" | "quadrupled" => Some(4.0),
-            "half" | "halve" | "halved" => Some(0.5),
-            "times" => i.checked_sub(1).and_then(|j| count(&said[j])),
-            _ => None,
-        };
-        if let Some(f) = factor {
-            changes.push(Change::Times(f));
-        }
-        let by = i.checked_sub(1).and_then(|j| count(&said[j]));
-        match (w.as_str(), by) {
-            ("more" | "extra" | "additional", Some(n)) => changes.push(Change::Plus(n)),
-            ("fewer" | "less", Some(n)) => changes.push(Change::Plus(-n)),
-            _ => {}
-        }
-    }
-    let [change] = changes.as_slice() else {
-        return None;
-    };
+    let change = stated_change(&said)?;
     // "Twice as often" halves an interval; said of anything else it is no amount.
     let often = said
         .iter()
@@ -559,29 +523,76 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
             if n.is_f64() {
                 serde_json::Number::from_f64(new).map(Value::Number)
             } else {
-                (new.fract() == 0.0 && new.abs() < 1e15).then(|| Value::from(new as i64))
+                crate::repair::coerce::whole_number(new)
             }
         }
-        Value::String(old) => {
-            let split = old
-                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-                .unwrap_or(old.len());
-            let (number, unit) = old.split_at(split);
-            if number.is_empty() || !unit.chars().all(|c| c.is_ascii_alphabetic()) {
-                return None;
-            }
-            let change = match (often, change, unit) {
-                (false, _, _) => *change,
-                (true, Change::Times(f), "ms" | "s" | "m" | "h") => Change::Times(1.0 / f),
-                (true, _, _) => return None,
-            };
-            let new = change.apply(number.parse::<f64>().ok()?);
-            let written = (new * 1000.0).round() / 1000.0;
-            (new > 0.0 && (written - new).abs() < f64::EPSILON * new.max(1.0))
-                .then(|| Value::from(format!("{written}{unit}")))
-        }
+        Value::String(old) => changed_amount_with_unit(old, change, often),
         _ => None,
     }
+}
+
+/// Words that refer to the stored value.
+const REFERS_TO_STORED: [&str; 11] = [
+    "before",
+    "current",
+    "currently",
+    "now",
+    "previous",
+    "previously",
+    "existing",
+    "it",
+    "old",
+    "stored",
+    "than",
+];
+
+/// The one change `said` states: a factor (`double`, `3 times`) or a difference (`one more`,
+/// `2 fewer`); none when it states none or several.
+fn stated_change(said: &[String]) -> Option<Change> {
+    let count = |w: &str| w.parse::<f64>().ok().or_else(|| number_word(w));
+    let mut changes: Vec<Change> = Vec::new();
+    for (i, w) in said.iter().enumerate() {
+        let before = i.checked_sub(1).and_then(|j| count(&said[j]));
+        let factor = match w.as_str() {
+            "double" | "doubled" | "twice" => Some(2.0),
+            "triple" | "tripled" | "thrice" => Some(3.0),
+            "quadruple" | "quadrupled" => Some(4.0),
+            "half" | "halve" | "halved" => Some(0.5),
+            "times" => before,
+            _ => None,
+        };
+        changes.extend(factor.map(Change::Times));
+        match (w.as_str(), before) {
+            ("more" | "extra" | "additional", Some(n)) => changes.push(Change::Plus(n)),
+            ("fewer" | "less", Some(n)) => changes.push(Change::Plus(-n)),
+            _ => {}
+        }
+    }
+    match changes.as_slice() {
+        [change] => Some(*change),
+        _ => None,
+    }
+}
+
+/// A stored number with a unit (`16Gi`, `5m`) changed as stated, the unit kept; `often`
+/// inverts a factor for a duration (an interval).
+fn changed_amount_with_unit(old: &str, change: Change, often: bool) -> Option<Value> {
+    let split = old
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(old.len());
+    let (number, unit) = old.split_at(split);
+    if number.is_empty() || !unit.chars().all(|c| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let change = match (often, change, unit) {
+        (false, _, _) => change,
+        (true, Change::Times(f), "ms" | "s" | "m" | "h") => Change::Times(1.0 / f),
+        (true, _, _) => return None,
+    };
+    let new = change.apply(number.parse::<f64>().ok()?);
+    let written = (new * 1000.0).round() / 1000.0;
+    (new > 0.0 && (written - new).abs() < f64::EPSILON * new.max(1.0))
+        .then(|| Value::from(format!("{written}{unit}")))
 }
 
 /// A change stated relative to a stored amount.

@@ -45,22 +45,22 @@ fn defaulted<'s>(
         .filter_map(|(name, property)| Some((name, schema::default_value(property)?)))
 }
 
+/// The schema node of property `key` of an object `node` describes: its own, or
+/// `additionalProperties`.
+fn property_schema<'v>(node: &'v Value, key: &str) -> Option<&'v Value> {
+    node.get("properties")
+        .and_then(|p| p.get(key))
+        .or_else(|| node.get("additionalProperties").filter(|a| a.is_object()))
+}
+
 /// The schema node that governs each child of `value`: its properties, its `items`, its
 /// `additionalProperties`.
 fn children<'v>(node: &'v Value, value: &'v Value) -> Vec<(&'v Value, &'v Value)> {
     match value {
-        Value::Object(map) => {
-            let properties = node.get("properties").and_then(Value::as_object);
-            let additional = node.get("additionalProperties").filter(|a| a.is_object());
-            map.iter()
-                .filter_map(|(k, v)| {
-                    properties
-                        .and_then(|p| p.get(k))
-                        .or(additional)
-                        .map(|n| (n, v))
-                })
-                .collect()
-        }
+        Value::Object(map) => map
+            .iter()
+            .filter_map(|(k, v)| property_schema(node, k).map(|n| (n, v)))
+            .collect(),
         Value::Array(items) => match node.get("items").filter(|i| i.is_object()) {
             Some(item) => items.iter().map(|v| (item, v)).collect(),
             None => Vec::new(),
@@ -96,10 +96,8 @@ fn fill(node: &Value, value: &mut Value, at: &str, filled: &mut Vec<String>, dep
                 filled.push(pointer::push(at, &k));
                 map.insert(k, d);
             }
-            let properties = node.get("properties").and_then(Value::as_object);
-            let additional = node.get("additionalProperties").filter(|a| a.is_object());
             for (k, v) in map.iter_mut() {
-                if let Some(n) = properties.and_then(|p| p.get(k)).or(additional) {
+                if let Some(n) = property_schema(node, k) {
                     fill(n, v, &pointer::push(at, k), filled, depth + 1);
                 }
             }

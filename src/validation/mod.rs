@@ -166,11 +166,11 @@ pub fn validate(
     options: ValidateOptions,
 ) -> ValidationOutcome {
     // The rules see the object as the API server stores it, its optional defaults filled.
-    let defaulted = defaults::with_defaults(schema, object);
-    let (object, filled) = match &defaulted {
-        Some((copy, filled)) => (copy, filled.clone()),
-        None => (object, Vec::new()),
+    let (defaulted, filled) = match defaults::with_defaults(schema, object) {
+        Some((copy, filled)) => (Some(copy), filled),
+        None => (None, Vec::new()),
     };
+    let object = defaulted.as_ref().unwrap_or(object);
     let defaulted_old = old_object.and_then(|old| defaults::with_defaults(schema, old));
     let old_object = defaulted_old.as_ref().map(|(copy, _)| copy).or(old_object);
     let mut w = Walker {

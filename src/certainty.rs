@@ -73,6 +73,9 @@ pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Vio
                 if let Some(v) = bracket_cut(&path, before, value) {
                     out.push(v);
                 }
+                if let Some(v) = placeholder_replaced(&path, before, candidate) {
+                    out.push(v);
+                }
                 if let Some(v) =
                     structure_deleted(schema, &path, before, Some(value), given, candidate)
                 {
@@ -80,6 +83,9 @@ pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Vio
                 }
             }
             json_patch::PatchOperation::Remove(_) => {
+                if let Some(v) = placeholder_replaced(&path, given.pointer(&path), candidate) {
+                    out.push(v);
+                }
                 if let Some(v) =
                     structure_deleted(schema, &path, given.pointer(&path), None, given, candidate)
                 {
@@ -203,6 +209,74 @@ fn operator_cut(path: &str, before: Option<&Value>, after: &Value) -> Option<Vio
             format!("{}=", &cut[cut.len() - 1..])
         ),
     ))
+}
+
+/// `fqdn: "${STOREFRONT_HOST}"` → `storefront-host`: a template placeholder that was never
+/// rendered (`${NAME}`, `$NAME`, `{{ .Values.host }}`, `$(NAME)`, `<your-host>`) names no
+/// value, only where one should have been filled in. It may move with its field, but nothing
+/// crfix or a model writes replaces it: the value is the user's template's to give.
+fn placeholder_replaced(
+    path: &str,
+    before: Option<&Value>,
+    candidate: &Value,
+) -> Option<Violation> {
+    let Value::String(text) = before? else {
+        return None;
+    };
+    let found = placeholder(text)?;
+    let mut kept = Vec::new();
+    string_leaves(candidate, &mut kept, 0);
+    if kept.iter().any(|s| s.contains(found)) {
+        return None;
+    }
+    Some(Violation::new(
+        path,
+        format!(
+            "replaces {found:?}, a template placeholder that was never rendered: only your \
+             template's value can take its place"
+        ),
+    ))
+}
+
+/// The first unrendered template placeholder in `text`: `${...}`, `$(...)`, `{{...}}`,
+/// `#{...}`, `%{...}`, `$NAME` (an upper-case shell variable) or `<name>` (a word or a name
+/// between angle brackets, as documentation writes what to fill in).
+pub fn placeholder(text: &str) -> Option<&str> {
+    for (open, close) in [
+        ("${", "}"),
+        ("$(", ")"),
+        ("{{", "}}"),
+        ("#{", "}"),
+        ("%{", "}"),
+    ] {
+        if let Some(start) = text.find(open) {
+            if let Some(len) = text[start + open.len()..].find(close) {
+                return Some(&text[start..start + open.len() + len + close.len()]);
+            }
+        }
+    }
+    let bytes = text.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'$' {
+            let name = text[i + 1..]
+                .bytes()
+                .take_while(|c| c.is_ascii_uppercase() || *c == b'_' || c.is_ascii_digit())
+                .count();
+            if name >= 2 && bytes[i + 1].is_ascii_uppercase() {
+                return Some(&text[i..i + 1 + name]);
+            }
+        }
+        if *b == b'<' && bytes.get(i + 1).is_some_and(u8::is_ascii_alphabetic) {
+            let inside = text[i + 1..]
+                .bytes()
+                .take_while(|c| c.is_ascii_alphanumeric() || b"-_. ".contains(c))
+                .count();
+            if bytes.get(i + 1 + inside) == Some(&b'>') {
+                return Some(&text[i..i + inside + 2]);
+            }
+        }
+    }
+    None
 }
 
 /// Characters an operator written with `=` starts with (`!=`, `<=`, `>=`, `~=`).
@@ -641,6 +715,29 @@ mod tests {
 
     fn object(spec: Value) -> Value {
         json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"}, "spec": spec})
+    }
+
+    #[test]
+    fn an_unrendered_template_placeholder_is_never_replaced() {
+        let s = schema();
+        for text in [
+            "${STOREFRONT_HOST}",
+            "$STOREFRONT_HOST",
+            "{{ .Values.host }}",
+            "shop.$(DOMAIN)",
+            "<your-host>",
+        ] {
+            let given = object(json!({"host": text}));
+            let v = meaning_kept(&s, &given, &object(json!({"host": "storefront-host"})));
+            assert_eq!(v.len(), 1, "{text}: {v:?}");
+            assert!(v[0].message.contains("placeholder"), "{v:?}");
+            // Moved with its field, it is kept.
+            let moved = object(json!({"names": [text]}));
+            assert!(meaning_kept(&s, &given, &moved).is_empty(), "{text}");
+        }
+        for text in ["<2.0", "a$b", "$5", "pa{y}"] {
+            assert_eq!(placeholder(text), None, "{text}");
+        }
     }
 
     #[test]

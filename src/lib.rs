@@ -9,6 +9,8 @@
 //! for hosts that call it natively (tests, benchmarks), the settings types and the LLM answer
 //! parser (fuzzed from outside).
 
+#[cfg(target_arch = "wasm32")]
+mod alloc;
 mod certainty;
 mod crd;
 #[cfg(test)]

@@ -458,8 +458,19 @@ fn enum_options(
         .is_empty()
         .then(|| super::readings::best_described(&text, description, &strings))
         .flatten();
+    let stated = stated_version(&text);
+    let versions = allowed
+        .iter()
+        .all(|a| stated_version(&scalar_text(a)).is_some());
     let mut ranked: Vec<(bool, &Value)> = allowed
         .iter()
+        // A number the user states is the number meant: of allowed numbers, only one it
+        // names (`"3.11"` names the major `"3"`) is a reading, never another (`"1.1"` is
+        // neither `"1.2"` nor `"1.3"`).
+        .filter(|a| match stated.filter(|_| versions) {
+            Some(said) => names_version(said, &scalar_text(a)),
+            None => true,
+        })
         .filter(|a| {
             // Named in full but not a reading: negated, or part of a longer named value.
             !a.as_str()
@@ -481,6 +492,28 @@ fn enum_options(
         .take(MAX_ENUM_OPTIONS)
         .map(|(_, a)| vec![Edit::Set(p.to_string(), a.clone())])
         .collect()
+}
+
+/// The number or version `text` begins with (`"1.1 (the old scanners)"` → `1.1`, `"v3.11"`
+/// → `3.11`).
+fn stated_version(text: &str) -> Option<&str> {
+    let first = text.trim_start().split([' ', ',', ';', '(']).next()?;
+    let digits = first.strip_prefix(['v', 'V']).unwrap_or(first);
+    let well_formed = !digits.is_empty()
+        && digits
+            .split('.')
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()));
+    well_formed.then_some(digits)
+}
+
+/// Does the stated version `said` name `allowed`: the same, or `allowed` is its leading part
+/// (`3.11` names `3`, `1.29.8` names `1.29`)?
+fn names_version(said: &str, allowed: &str) -> bool {
+    let allowed = stated_version(allowed).unwrap_or(allowed);
+    said == allowed
+        || said
+            .strip_prefix(allowed)
+            .is_some_and(|rest| rest.starts_with('.'))
 }
 
 /// Can the value at `p` go? An optional property, or an entry of a list.
@@ -1151,8 +1184,14 @@ fn value_words(s: &str) -> Vec<String> {
     let all = words(s);
     if all.len() > MAX_VALUE_WORDS {
         // Prose: the value is its first word, what follows is a remark (or an injection,
-        // whose words must not become choices).
-        return all.into_iter().take(1).collect();
+        // whose words must not become choices). Only a word that names something, or that the
+        // text sets off from the rest (`"stable (the default)"`), is a value: the first word of
+        // a sentence (`"paygate's new EU endpoint"`) is not.
+        return all
+            .into_iter()
+            .take(1)
+            .filter(|w| looks_like_name(w) || set_off(s, w))
+            .collect();
     }
     let mut ranked: Vec<(bool, String)> = all
         .into_iter()
@@ -1171,6 +1210,19 @@ fn named_words(s: &str) -> Vec<String> {
         return value_words(s);
     }
     all.into_iter().filter(|w| looks_like_name(w)).collect()
+}
+
+/// Does `text` set its first word `word` off from what follows: a remark in brackets, after a
+/// dash, a comma, a colon, a semicolon or a `#`, a closing quote (`argocd"}, ...`), or the word
+/// alone?
+fn set_off(text: &str, word: &str) -> bool {
+    let Some(at) = text.find(word) else {
+        return false;
+    };
+    let rest = text[at + word.len()..].trim_start();
+    rest.is_empty()
+        || rest.starts_with(['(', '[', ',', ':', ';', '#', '"', '`', '—', '–'])
+        || rest.starts_with("- ")
 }
 
 /// A word with a separator or a digit inside (`argocd-system`, `v0.6.0`) names something.
@@ -1726,6 +1778,44 @@ pub fn describe(given: &Value, candidate: &Value) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_stated_number_is_the_number_meant() {
+        let allowed = [json!("2"), json!("3")];
+        let set = |options: Vec<Resolution>| -> Vec<Value> {
+            options
+                .into_iter()
+                .map(|r| match r.as_slice() {
+                    [Edit::Set(_, v)] => v.clone(),
+                    _ => Value::Null,
+                })
+                .collect()
+        };
+        assert_eq!(
+            set(enum_options("/p", &allowed, &json!("3.11"), &[], "")),
+            [json!("3")]
+        );
+        let tls = [json!("1.2"), json!("1.3")];
+        let said = json!("1.1 (the old scanners cannot do 1.2)");
+        assert!(enum_options("/p", &tls, &said, &[], "").is_empty());
+        // Words are no stated number: every allowed value stays an option.
+        assert_eq!(enum_options("/p", &tls, &json!("newest"), &[], "").len(), 2);
+    }
+
+    #[test]
+    fn the_first_word_of_prose_is_a_value_only_when_set_off_or_a_name() {
+        assert_eq!(
+            value_words("stable (the default one we always use)"),
+            ["stable"]
+        );
+        assert_eq!(value_words("stable - the default one we use"), ["stable"]);
+        assert_eq!(
+            value_words("eu-west-1 like the other clusters here"),
+            ["eu-west-1"]
+        );
+        assert!(value_words("paygate's new EU endpoint (see their migration mail)").is_empty());
+        assert!(value_words("Catalog please, it is the only one").is_empty());
+    }
 
     #[test]
     fn a_comment_glued_into_a_value_is_read_as_the_value_before_it() {

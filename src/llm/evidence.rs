@@ -124,6 +124,8 @@ fn labelled(given: &Value, value: &Value) -> bool {
 struct Leaf {
     pointer: String,
     text: String,
+    /// A JSON number: grounded only by a number the user wrote as a word of its own.
+    number: bool,
 }
 
 fn check_grounding(
@@ -194,6 +196,7 @@ fn changed_leaves(settings: &Settings, given: &Value, candidate: &Value) -> (Vec
     let leaf = |p: &str, v: &Value| Leaf {
         pointer: p.to_string(),
         text: scalar_text(v),
+        number: v.is_number(),
     };
     let mut written = Vec::new();
     leaves(candidate, "", 0, &mut |p, v| {
@@ -301,6 +304,17 @@ fn invented(
     let old_here = old_text(old_object, &leaf.pointer);
     let old_here = old_here.as_deref().map(|t| Evidence::new([t]));
     let sources: Vec<&Evidence> = std::iter::once(own).chain(old_here.as_ref()).collect();
+    // A number is a word of its own: the `1` of `"match prod-eu1-md-1"` is part of a name.
+    if leaf.number
+        && !sources
+            .iter()
+            .any(|e| e.standalone_numbers.contains(&leaf.text))
+    {
+        return Some(violation(format!(
+            "{} is invented: no number {place} states it as a number of its own",
+            quote_str(&leaf.text)
+        )));
+    }
     first_unsupported(&sources, &leaf.text).map(|missing| {
         violation(format!(
             "{} is invented: {} does not occur in {place}",
@@ -442,6 +456,9 @@ struct Evidence {
     /// `SelfCertified` → `selfcertified`).
     sequences: Vec<Vec<String>>,
     numbers: BTreeSet<String>,
+    /// Numbers written as words of their own (`3 replicas`, not the `1` of `md-1`), as the
+    /// JSON number they state.
+    standalone_numbers: BTreeSet<String>,
     operators: BTreeSet<String>,
 }
 
@@ -451,9 +468,15 @@ impl Evidence {
             words: BTreeSet::new(),
             sequences: Vec::new(),
             numbers: BTreeSet::new(),
+            standalone_numbers: BTreeSet::new(),
             operators: BTreeSet::new(),
         };
         for text in texts {
+            evidence.standalone_numbers.extend(
+                super::readings::numbers_said(text)
+                    .iter()
+                    .filter_map(|n| number_text(n.value)),
+            );
             evidence.operators.extend(operators(text));
             evidence.numbers.extend(numbers(text));
             let tokens = tokens(text);
@@ -507,6 +530,14 @@ pub(super) fn tokens(text: &str) -> Vec<String> {
         out.push(current);
     }
     out
+}
+
+/// `n` as a JSON number is written (`12`, `1.5`).
+fn number_text(n: f64) -> Option<String> {
+    if n.fract() == 0.0 && n.abs() < 9.0e15 {
+        return Some(format!("{}", n as i64));
+    }
+    serde_json::Number::from_f64(n).map(|n| n.to_string())
 }
 
 /// The first word, number or operator of `text` that none of `sources` contains.

@@ -644,15 +644,37 @@ fn words(text: &str) -> Vec<String> {
     out
 }
 
-/// The same word up to its ending (`provides`/`provided`, `catalog`/`catalogs`); short words
-/// only when equal.
+/// Endings that inflect a word without making it another word (`hour`/`hourly`,
+/// `retry`/`retries`, `recreate`/`recreating`).
+const INFLECTIONS: [&str; 16] = [
+    "", "s", "es", "e", "d", "ed", "ing", "y", "ly", "ies", "ied", "er", "ers", "ion", "ions", "al",
+];
+
+/// The same word up to its ending (`provides`/`provided`, `catalog`/`catalogs`,
+/// `prefer`/`preferred`); short words only when equal. What follows the shared start must be
+/// an inflection on both sides: `weekday` is not `weekly`.
 fn same_word(a: &str, b: &str) -> bool {
     if a == b {
         return true;
     }
-    let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let common: String = a
+        .chars()
+        .zip(b.chars())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x)
+        .collect();
     let longer = a.chars().count().max(b.chars().count());
-    common >= 4 && common + 3 >= longer
+    let shared = common.chars().count();
+    if shared < 4 || shared + 3 < longer {
+        return false;
+    }
+    let last = common.chars().last();
+    let inflection = |rest: &str| {
+        INFLECTIONS.contains(&rest)
+            // A doubled last letter (`preferred`).
+            || (rest.chars().next() == last && INFLECTIONS.contains(&&rest[last.map_or(0, char::len_utf8)..]))
+    };
+    inflection(&a[common.len()..]) && inflection(&b[common.len()..])
 }
 
 /// Two amounts of the same kind (durations, sizes) that differ: `"14d (one month)"`. The old
@@ -1132,6 +1154,29 @@ mod tests {
 
     fn policy_node() -> Value {
         json!({"type": "string", "enum": ["CatalogProvided", "SelfCertified"]})
+    }
+
+    #[test]
+    fn a_word_and_its_inflections_are_the_same_word_and_nothing_else_is() {
+        for (a, b) in [
+            ("hour", "hourly"),
+            ("provides", "provided"),
+            ("retry", "retries"),
+            ("recreate", "recreating"),
+            ("prefer", "preferred"),
+            ("catalog", "catalogs"),
+        ] {
+            assert!(same_word(a, b), "{a} / {b}");
+        }
+        for (a, b) in [
+            ("weekday", "weekly"),
+            ("monthly", "monday"),
+            ("secure", "security"),
+        ] {
+            assert!(!same_word(a, b), "{a} / {b}");
+        }
+        assert!(!names_in_full("every weekday at 6:30", "@weekly"));
+        assert!(names_in_full("once every hour", "@hourly"));
     }
 
     #[test]

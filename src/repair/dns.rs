@@ -1,5 +1,5 @@
 //! DNS-1123 normalisation, when a `pattern` or a CEL `matches()` rule asks for a DNS-1123
-//! name. Conservative: case, surrounding whitespace and punctuation, and `_`/space (and `.`
+//! name. Conservative: case, surrounding whitespace, quotes and separators, and `_`/space (and `.`
 //! for labels) as `-`; a value with other characters inside, or too long, is left alone,
 //! because dropping or cutting characters would name a different object.
 
@@ -16,7 +16,9 @@ pub fn allows_dots(text: &str) -> bool {
 /// The DNS-1123 spelling of `value`, or `None` when there is none without losing
 /// information (or it would not change anything).
 pub fn normalise(value: &str, dots: bool, max_len: usize) -> Option<String> {
-    let trimmed = value.trim_matches(|c: char| c.is_whitespace() || c.is_ascii_punctuation());
+    // Only quotes and stray separators around the name; any other mark (`${...}`, `<...>`,
+    // brackets) says the text is something else than a name.
+    let trimmed = value.trim_matches(|c: char| c.is_whitespace() || "\"'`-_.,;:".contains(c));
     let mut out = String::with_capacity(trimmed.len());
     for c in trimmed.chars() {
         match c {
@@ -66,6 +68,8 @@ mod tests {
         assert_eq!(normalise("alpha,beta", true, 253), None);
         assert_eq!(normalise("café", true, 253), None);
         assert_eq!(normalise("!!!", true, 253), None);
+        assert_eq!(normalise("${STOREFRONT_HOST}", true, 253), None);
+        assert_eq!(normalise("<my-app>", false, 63), None);
         assert_eq!(normalise(&"A".repeat(64), false, 63), None);
     }
 }

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Bytes an instance may leave unfreed over its whole life: more than any evaluation of a
 /// valid object allocates (78 KB for the ClusterExtension, 600 KB against a 1.3 MB CRD).
-const DEFERRED_BYTES: usize = 4 << 20;
+const DEFERRED_BYTES: usize = 1 << 20;
 
 pub struct FreeLater {
     /// What is left of [`DEFERRED_BYTES`].

@@ -124,7 +124,9 @@ fn schema_len(schema: &Value) -> u64 {
                 .unwrap_or(MAX_REQUEST_BYTES - 2),
         },
         "" => MAX_REQUEST_BYTES,
-        _ => 1,
+        // The API server gives numbers and booleans no size: comparing them costs nothing in
+        // its estimate.
+        _ => 0,
     }
 }
 
@@ -528,12 +530,18 @@ fn walk_call<'v, 'e>(
         target = Some(w.value);
     }
     let mut args = Vec::with_capacity(call.args.len());
+    let mut arg_costs = Vec::with_capacity(call.args.len());
     for a in &call.args {
         let w = walk(a, scope, depth + 1);
-        cost = cost.saturating_add(w.cost);
+        arg_costs.push(w.cost);
         args.push(w.value);
     }
     let function = namespaced.as_deref().unwrap_or(&call.func_name);
+    // A conditional pays its condition and the dearer branch, as cel-go estimates it.
+    cost = cost.saturating_add(match (function, arg_costs.as_slice()) {
+        ("_?_:_", [condition, then, otherwise]) => condition.saturating_add(*then.max(otherwise)),
+        _ => arg_costs.iter().fold(0u64, |sum, c| sum.saturating_add(*c)),
+    });
     let (own, value) = call_cost(function, target, args);
     Walk {
         cost: cost.saturating_add(own),
@@ -704,21 +712,23 @@ fn operator_cost<'v>(function: &str, all: &[Abs<'v>]) -> (u64, Abs<'v>) {
                 "_?._" => first().items(),
                 _ => scalar(),
             };
-            (1, value)
+            // `&&`, `||` and `?:` are no calls in cel-go: only their operands cost.
+            let own = u64::from(!matches!(function, "_&&_" | "_||_" | "_?_:_"));
+            (own, value)
         }
+        // A traversal of the smaller operand, nothing more (cel-go's `trackComparison` and its
+        // estimate): two scalars cost 1 at runtime, and 0 in the estimate, where the API server
+        // sizes a number or a boolean 0.
         "_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_" => {
-            (traversal(len(0).min(len(1))).saturating_add(1), scalar())
+            (traversal(len(0).min(len(1))), scalar())
         }
-        "@in" => (len(1).saturating_add(1), scalar()),
+        "@in" => (len(1), scalar()),
         "_+_" => {
             let value = match (all.first(), all.get(1)) {
                 (Some(a), Some(b)) => sized(a.len().saturating_add(b.len()), join_items(a, b)),
                 _ => scalar(),
             };
-            (
-                traversal(len(0).saturating_add(len(1))).saturating_add(1),
-                value,
-            )
+            (traversal(len(0).saturating_add(len(1))), value)
         }
         _ => default_cost(all),
     }
@@ -794,19 +804,16 @@ fn string_function_cost<'v>(function: &str, all: &[Abs<'v>]) -> (u64, Abs<'v>) {
         "lowerAscii" | "upperAscii" | "substring" | "trim" => {
             (traversal(len(0)), sized(len(0), None))
         }
-        // The strings extension's `format` and `strings.quote`: a traversal of the string,
-        // plus the call.
+        // The strings extension's `format` and `strings.quote`: a traversal of the string.
         "format" | "strings.quote" => (
-            traversal(len(0)).saturating_add(1),
+            traversal(len(0)),
             sized(len(0).saturating_mul(2).max(32), None),
         ),
         "contains" => (
-            traversal(len(0))
-                .saturating_mul(traversal(len(1)))
-                .saturating_add(1),
+            traversal(len(0)).saturating_mul(traversal(len(1))),
             scalar(),
         ),
-        "startsWith" | "endsWith" => (traversal(len(1)).saturating_add(1), scalar()),
+        "startsWith" | "endsWith" => (traversal(len(1)), scalar()),
         "split" => (
             traversal(len(0).saturating_mul(2)),
             sized(len(0).saturating_add(1), Some(sized(len(0), None))),

@@ -1423,3 +1423,80 @@ fn properties_named_like_cel_keywords_are_seen_escaped() {
         ]
     );
 }
+
+/// One rule's estimated cost on `schema`, as the API server estimates it.
+fn estimated(rule: &str, schema: &Value) -> u64 {
+    let mut cache = RuleCache::default();
+    let compiled = cache.get(rule);
+    let compiled = compiled.as_ref().as_ref().expect("compiles");
+    compiled.cost_estimate(schema).expect("estimated")
+}
+
+#[test]
+fn estimates_agree_with_the_api_servers_own_expected_costs() {
+    // Expected costs from the API server's cost-estimation tests (apiextensions-apiserver,
+    // `TestCostEstimation`): a comparison costs a tenth of the smaller operand's size and
+    // nothing more; the API server sizes numbers and booleans 0.
+    let string = |max: Option<u64>| match max {
+        Some(m) => json!({"type": "string", "maxLength": m}),
+        None => json!({"type": "string"}),
+    };
+    let array = |items: Value| json!({"type": "array", "items": items});
+    let map = |values: Value| json!({"type": "object", "additionalProperties": values});
+    for (rule, schema, cost) in [
+        ("self == \"x\"", string(Some(0)), 1),
+        ("self == \"x\"", string(None), 2),
+        ("self.startsWith('test')", string(Some(15)), 2),
+        ("self.contains('test')", string(Some(10)), 5),
+        ("self.contains('test')", string(None), 314574),
+        (
+            "size(self + \"hello\") > size(\"hello\")",
+            string(Some(4)),
+            7,
+        ),
+        (
+            "size(self + \"hello\") > size(\"hello\")",
+            string(None),
+            314578,
+        ),
+        ("self.matches(\"x\")", string(Some(50)), 22),
+        ("self.lowerAscii() == 'lower!'", string(Some(10)), 6),
+        ("self[1] == 0.0", array(json!({"type": "number"})), 2),
+        (
+            "self.all(x, true)",
+            array(json!({"type": "number"})),
+            4718591,
+        ),
+        (
+            "self.all(x, true)",
+            json!({"type": "array", "maxItems": 10, "items": {"type": "number"}}),
+            32,
+        ),
+        (
+            "self.all(x, self.all(y, true))",
+            json!({"type": "array", "maxItems": 10, "items": {"type": "number"}}),
+            352,
+        ),
+        ("self[0] == false", array(json!({"type": "boolean"})), 2),
+        (
+            "oldSelf.size() == self.size()",
+            map(json!({"type": "integer"})),
+            5,
+        ),
+        (
+            "self[\"a\"] == self[\"b\"]",
+            map(json!({"type": "string", "format": "date-time"})),
+            8,
+        ),
+    ] {
+        assert_eq!(estimated(rule, &schema), cost, "{rule} on {schema}");
+    }
+}
+
+#[test]
+fn a_rule_the_api_server_accepts_at_the_edge_of_its_limit_is_evaluated() {
+    // Contour's HTTPProxy: `subjectNames[0] == subjectName` under two unbounded lists, made to
+    // fit by `maxLength: 250` on subjectName (1,000 bytes: a tenth is 100 a comparison).
+    let s = crate::fixtures::schema("httpproxies.projectcontour.io.yaml", "v1");
+    assert_eq!(refusals(&s), Vec::<(String, String)>::new());
+}

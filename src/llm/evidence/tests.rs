@@ -562,3 +562,13 @@ fn an_amount_counted_in_the_fields_unit_is_the_users_amount() {
     let v = check(&settings, &schema, &given, None, &answer);
     assert!(!v.is_empty(), "{v:?}");
 }
+
+#[test]
+fn a_number_value_is_grounded_only_by_a_number_written_as_a_word_of_its_own() {
+    let given = json!({"apiVersion": "x/v1", "kind": "Pool", "metadata": {"name": "md-2"},
+        "spec": {"replicas": "match prod-eu1-md-1"}});
+    let one = with(&given, "/spec/replicas", json!(1));
+    assert_refused(&given, &one, "/spec/replicas", "number of its own");
+    let said = with(&given, "/spec/replicas", json!("3 machines"));
+    assert_accepted(&said, &with(&given, "/spec/replicas", json!(3)));
+}

@@ -35,6 +35,7 @@ enum Kind {
     SharedWord,
     Amounts,
     Qualified,
+    Direction,
 }
 
 impl fmt::Display for Contradiction {
@@ -49,6 +50,9 @@ impl fmt::Display for Contradiction {
                 )
             }
             Kind::Amounts => "states two different amounts",
+            Kind::Direction => {
+                return write!(f, "says {:?}, but {}", self.first, self.second);
+            }
             Kind::Qualified => {
                 return write!(
                 f,
@@ -81,6 +85,44 @@ pub fn contradiction(
     named_enum_values(node, text, old)
         .or_else(|| qualified_value(node, text))
         .or_else(|| different_amounts(text, old, description))
+        .or_else(|| wrong_direction(text, old))
+}
+
+/// Words that state a change downwards, and upwards.
+const DOWNWARDS: [&str; 9] = [
+    "down", "lower", "reduce", "decrease", "fewer", "less", "shrink", "smaller", "shorter",
+];
+const UPWARDS: [&str; 9] = [
+    "up", "raise", "increase", "more", "grow", "higher", "bigger", "longer", "bump",
+];
+
+/// On UPDATE, a change stated with its direction and the new number (`"scale down to 12"`)
+/// where the stored value says the opposite (8): the words contradict the number, so neither
+/// is the reading.
+fn wrong_direction(text: &str, old: Option<&Value>) -> Option<Contradiction> {
+    let old = match old? {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => s.trim().parse::<f64>().ok()?,
+        _ => return None,
+    };
+    let numbers = numbers_said(text);
+    let [said] = numbers.as_slice() else {
+        return None;
+    };
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_alphabetic()).collect();
+    let down = words.iter().find(|w| DOWNWARDS.contains(w));
+    let up = words.iter().find(|w| UPWARDS.contains(w));
+    let (word, comparison) = match (down, up) {
+        (Some(w), None) if said.value > old => (w, "more than"),
+        (None, Some(w)) if said.value < old => (w, "less than"),
+        _ => return None,
+    };
+    Some(Contradiction {
+        first: (*word).to_string(),
+        second: format!("{} is {comparison} the stored {}", said.value, old),
+        kind: Kind::Direction,
+    })
 }
 
 /// A value stated, then qualified by a contrast (`updateMode: "Recreate, but never evict
@@ -1154,6 +1196,18 @@ mod tests {
 
     fn policy_node() -> Value {
         json!({"type": "string", "enum": ["CatalogProvided", "SelfCertified"]})
+    }
+
+    #[test]
+    fn a_change_whose_direction_contradicts_the_stored_value_is_no_reading() {
+        let node = json!({"type": "integer"});
+        let c = contradiction(Some(&node), &json!("scale down to 12"), Some(&json!(8))).unwrap();
+        assert!(c.to_string().contains("\"down\""), "{c}");
+        assert!(contradiction(Some(&node), &json!("scale down to 4"), Some(&json!(8))).is_none());
+        assert!(contradiction(Some(&node), &json!("raise it to 5"), Some(&json!(8))).is_some());
+        // No stored value, or no direction: nothing to contradict.
+        assert!(contradiction(Some(&node), &json!("scale down to 12"), None).is_none());
+        assert!(contradiction(Some(&node), &json!("12 from now on"), Some(&json!(8))).is_none());
     }
 
     #[test]

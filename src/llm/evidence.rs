@@ -475,7 +475,8 @@ impl Evidence {
             evidence.standalone_numbers.extend(
                 super::readings::numbers_said(text)
                     .iter()
-                    .filter_map(|n| number_text(n.value)),
+                    .filter_map(|n| crate::repair::coerce::number_value(n.value))
+                    .map(|v| v.to_string()),
             );
             evidence.operators.extend(operators(text));
             evidence.numbers.extend(numbers(text));
@@ -530,14 +531,6 @@ pub(super) fn tokens(text: &str) -> Vec<String> {
         out.push(current);
     }
     out
-}
-
-/// `n` as a JSON number is written (`12`, `1.5`).
-fn number_text(n: f64) -> Option<String> {
-    if n.fract() == 0.0 && n.abs() < 9.0e15 {
-        return Some(format!("{}", n as i64));
-    }
-    serde_json::Number::from_f64(n).map(|n| n.to_string())
 }
 
 /// The first word, number or operator of `text` that none of `sources` contains.

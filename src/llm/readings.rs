@@ -109,17 +109,16 @@ fn wrong_direction(text: &str, old: Option<&Value>) -> Option<Contradiction> {
     let [said] = numbers.as_slice() else {
         return None;
     };
-    let lower = text.to_lowercase();
-    let words: Vec<&str> = lower.split(|c: char| !c.is_alphabetic()).collect();
-    let down = words.iter().find(|w| DOWNWARDS.contains(w));
-    let up = words.iter().find(|w| UPWARDS.contains(w));
+    let said_words = words(text);
+    let down = said_words.iter().find(|w| DOWNWARDS.contains(&w.as_str()));
+    let up = said_words.iter().find(|w| UPWARDS.contains(&w.as_str()));
     let (word, comparison) = match (down, up) {
         (Some(w), None) if said.value > old => (w, "more than"),
         (None, Some(w)) if said.value < old => (w, "less than"),
         _ => return None,
     };
     Some(Contradiction {
-        first: (*word).to_string(),
+        first: word.clone(),
         second: format!("{} is {comparison} the stored {}", said.value, old),
         kind: Kind::Direction,
     })

@@ -49,7 +49,19 @@ const NEGATION_REACH: usize = 3;
 const MAX_DEPTH: usize = 32;
 
 /// What a repair may not do to the user's meaning, whoever proposes it.
+#[cfg(test)]
 pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Violation> {
+    meaning_kept_over(schema, given, None, candidate)
+}
+
+/// [`meaning_kept`] on UPDATE: `old` is the stored object, whose values are no cut of the
+/// user's text (an immutable field restored from it keeps nothing of the new value).
+pub fn meaning_kept_over(
+    schema: &Value,
+    given: &Value,
+    old: Option<&Value>,
+    candidate: &Value,
+) -> Vec<Violation> {
     let patch = json_patch::diff(given, candidate);
     let mut out = Vec::new();
     for op in &patch.0 {
@@ -74,6 +86,10 @@ pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Vio
                     out.push(v);
                 }
                 if let Some(v) = placeholder_replaced(&path, before, candidate) {
+                    out.push(v);
+                }
+                let stored = old.and_then(|o| o.pointer(&path));
+                if let Some(v) = part_cut(&path, before, value, stored, given, candidate) {
                     out.push(v);
                 }
                 if let Some(v) =
@@ -236,6 +252,166 @@ fn placeholder_replaced(
              template's value can take its place"
         ),
     ))
+}
+
+/// `"Billing Events/EU"` → `"Billing"`, `"+2"` → `2`, `"reviews-*"` → `"reviews"`, a URL →
+/// its port: a value cut out of the user's text is a reading of it only when what it leaves
+/// behind is commentary: plain words (`"1.4 or any later patch"` → `1.4`, `"3 replicas"` → 3)
+/// or a remark set off in brackets, after a `#` or a dash. A name, a number or a symbol left
+/// behind (and not moved to another field) was part of what the user meant. Not parts: a URL's
+/// scheme, port and path around its host, for a field that takes a host; on UPDATE, the stored
+/// value the text names as the past (`"1.13.3 -> 1.14.5"`, `"from 10 to 25"`), and an arrow;
+/// a percent sign (the number is what a percentage field counts).
+fn part_cut(
+    path: &str,
+    before: Option<&Value>,
+    after: &Value,
+    stored: Option<&Value>,
+    given: &Value,
+    candidate: &Value,
+) -> Option<Violation> {
+    let Some(Value::String(text)) = before else {
+        return None;
+    };
+    if stored == Some(after) {
+        // The stored value itself (an immutable field restored): no cut of the user's text.
+        return None;
+    }
+    let mut past = Vec::new();
+    if let Some(stored) = stored {
+        scalar_texts(stored, &mut past, 0);
+    }
+    let cut = match after {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    let lower = text.to_lowercase();
+    let at = lower
+        .find(&cut.to_lowercase())
+        .filter(|_| !cut.is_empty() && cut.len() < text.len())?;
+    if takes_a_host(path) && url_host(text).is_some_and(|host| host.eq_ignore_ascii_case(&cut)) {
+        return None;
+    }
+    let mut rest = format!("{} {}", &text[..at], &text[at + cut.len()..]);
+    // A URL's scheme is its syntax (`s3://bucket/prefix` → `bucket` leaves no `s3` behind).
+    if let Some((scheme, _)) = text.split_once("://").filter(|_| url_host(text).is_some()) {
+        rest = rest.replacen(&format!("{scheme}://"), " ", 1);
+    }
+    let left: Vec<String> = meaningful_words(&without_remarks(&rest))
+        .into_iter()
+        .filter(|w| !past.iter().any(|p| p.contains(w.as_str())))
+        .collect();
+    let (mut kept, mut had) = (Vec::new(), Vec::new());
+    scalar_texts(candidate, &mut kept, 0);
+    scalar_texts(given, &mut had, 0);
+    let count = |texts: &[String], word: &str| texts.iter().filter(|t| t.contains(word)).count();
+    let dropped: Vec<&String> = left
+        .iter()
+        .filter(|w| count(&kept, w) < count(&had, w))
+        .collect();
+    let first = dropped.first()?;
+    Some(Violation::new(
+        path,
+        format!(
+            "keeps only part of what the user wrote: {first:?} is left out, and it is not a \
+             remark"
+        ),
+    ))
+}
+
+/// The strings and numbers of `v`, lower-case.
+fn scalar_texts(v: &Value, out: &mut Vec<String>, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(map) => map.values().for_each(|c| scalar_texts(c, out, depth + 1)),
+        Value::Array(items) => items.iter().for_each(|c| scalar_texts(c, out, depth + 1)),
+        Value::String(s) => out.push(s.to_lowercase()),
+        Value::Number(n) => out.push(n.to_string()),
+        _ => {}
+    }
+}
+
+/// Does the field at `path` take a host name (its name, or its list's, says so: `host`,
+/// `hostnames`, `fqdn`, `serverName`, `domain`)?
+pub fn takes_a_host(path: &str) -> bool {
+    path.rsplit('/')
+        .find(|s| !s.is_empty() && !s.bytes().all(|b| b.is_ascii_digit()))
+        .is_some_and(|name| {
+            let name = name.to_lowercase();
+            ["host", "fqdn", "domain", "servername"]
+                .iter()
+                .any(|w| name.contains(w))
+        })
+}
+
+/// The host of a URL written with a scheme (`http://a.b.svc:9080/x` → `a.b.svc`).
+pub fn url_host(text: &str) -> Option<&str> {
+    let (scheme, rest) = text.trim().split_once("://")?;
+    if scheme.is_empty()
+        || !scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
+    {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = host.split(':').next()?;
+    (!host.is_empty()).then_some(host)
+}
+
+/// `text` without its remarks: what brackets enclose, and what follows a `#` or a dash set
+/// off by blanks.
+fn without_remarks(text: &str) -> String {
+    let mut end = text.len();
+    for marker in [
+        " #",
+        "\t#",
+        " - ",
+        " -- ",
+        " \u{2014}",
+        " \u{2013}",
+        "\u{2014} ",
+        "\u{2013} ",
+    ] {
+        if let Some(i) = text.find(marker) {
+            end = end.min(i);
+        }
+    }
+    if text.starts_with('#') {
+        end = 0;
+    }
+    let mut out = String::new();
+    let mut depth = 0usize;
+    for c in text[..end].chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The words of `text` that state something beyond prose, lower-case: those holding a digit,
+/// a name's separator inside (`events/eu`, `a.b`), or a symbol of meaning (`*`, `+`, `!`, …).
+fn meaningful_words(text: &str) -> Vec<String> {
+    let symbol = |c: char| (MEANINGFUL_SYMBOLS.contains(&c) && c != '%') || c == '+';
+    text.split(|c: char| c.is_whitespace() || ",;\"'`".contains(c))
+        .filter(|w| !matches!(*w, "->" | "=>" | "<-" | "-->" | "\u{2192}"))
+        .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || symbol(c))))
+        .filter(|w| {
+            w.chars().any(|c| c.is_ascii_digit())
+                || w.chars().any(symbol)
+                || w.trim_matches(|c: char| !c.is_alphanumeric())
+                    .contains(|c: char| "-._/:@".contains(c))
+        })
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// The first unrendered template placeholder in `text`: `${...}`, `$(...)`, `{{...}}`,
@@ -738,6 +914,48 @@ mod tests {
         for text in ["<2.0", "a$b", "$5", "pa{y}"] {
             assert_eq!(placeholder(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn a_value_cut_from_the_users_text_leaves_only_remarks_behind() {
+        let s = schema();
+        let cut = |text: &str, spec: Value| {
+            meaning_kept(&s, &object(json!({"host": text})), &object(spec))
+        };
+        // A name, a sign, a wildcard or a number left behind was part of what was meant.
+        for (text, part) in [
+            ("Billing Events/EU", json!("Billing")),
+            ("+2", json!(2)),
+            ("reviews-*", json!("reviews")),
+            (
+                "http://ratings.bookinfo.svc.cluster.local:9080/",
+                json!("9080"),
+            ),
+            (
+                "reviews.shop.svc, ratings.shop.svc",
+                json!("reviews.shop.svc"),
+            ),
+        ] {
+            let v = cut(text, json!({"host": part}));
+            assert_eq!(v.len(), 1, "{text}: {v:?}");
+            assert!(v[0].message.contains("only part"), "{v:?}");
+        }
+        // Prose, a remark, and a URL's syntax around its host are no part of the value.
+        for (text, part) in [
+            ("1.4 or any later patch", json!("1.4")),
+            ("3 replicas", json!(3)),
+            ("ISRG Root X1   # short chain only", json!("ISRG Root X1")),
+            ("stable (pinned 2024-01-02)", json!("stable")),
+            (
+                "http://ratings.bookinfo.svc.cluster.local:9080/",
+                json!("ratings.bookinfo.svc.cluster.local"),
+            ),
+        ] {
+            assert!(cut(text, json!({"host": part})).is_empty(), "{text}");
+        }
+        // What is left behind but moved to another field is kept.
+        assert!(cut("web:8080", json!({"host": "web", "port": 8080})).is_empty());
+        assert_eq!(cut("web:8080", json!({"host": "web"})).len(), 1);
     }
 
     #[test]

@@ -296,6 +296,7 @@ pub(crate) fn touched_schema(
     document: &str,
     version: &str,
     values: &[&Value],
+    all_rules: bool,
 ) -> Result<Value, SchemaError> {
     let malformed = |message: String| SchemaError::Malformed {
         crd: crd.to_string(),
@@ -305,6 +306,7 @@ pub(crate) fn touched_schema(
     let read = Document {
         version,
         values,
+        all_rules,
         wanted: None,
     }
     .deserialize(&mut de)
@@ -395,6 +397,8 @@ pub(crate) struct ReadCrd {
 pub(crate) struct Document<'a> {
     pub(crate) version: &'a str,
     pub(crate) values: &'a [&'a Value],
+    /// Keep untouched properties that hold rules ([`schema_view::touched_by`]).
+    pub(crate) all_rules: bool,
     pub(crate) wanted: Option<Wanted<'a>>,
 }
 
@@ -476,6 +480,7 @@ impl<'de> Visitor<'de> for Spec<'_, '_> {
                         read.versions = Some(map.next_value_seed(Versions {
                             version: document.version,
                             values: document.values,
+                            all_rules: document.all_rules,
                         })?);
                     } else {
                         map.next_value::<IgnoredAny>()?;
@@ -493,6 +498,7 @@ impl<'de> Visitor<'de> for Spec<'_, '_> {
 struct Versions<'a> {
     version: &'a str,
     values: &'a [&'a Value],
+    all_rules: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Versions<'_> {
@@ -515,6 +521,7 @@ impl<'de> Visitor<'de> for Versions<'_> {
         while let Some(v) = seq.next_element_seed(Version {
             version: self.version,
             values: self.values,
+            all_rules: self.all_rules,
         })? {
             found.push(v);
         }
@@ -525,6 +532,7 @@ impl<'de> Visitor<'de> for Versions<'_> {
 struct Version<'a> {
     version: &'a str,
     values: &'a [&'a Value],
+    all_rules: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Version<'_> {
@@ -554,7 +562,10 @@ impl<'de> Visitor<'de> for Version<'_> {
                 "served" => served = map.next_value()?,
                 "schema" => match name.as_deref() {
                     Some(n) if n == self.version => {
-                        schema = map.next_value_seed(VersionSchema(self.values))?;
+                        schema = map.next_value_seed(VersionSchema(TouchedBy {
+                            values: self.values,
+                            all_rules: self.all_rules,
+                        }))?;
                     }
                     Some(_) => {
                         map.next_value::<IgnoredAny>()?;
@@ -571,7 +582,8 @@ impl<'de> Visitor<'de> for Version<'_> {
             let light: LightSchema = serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
             schema = match light.open_api_v3_schema {
                 Some(text) => Some(
-                    schema_view::touched_by(text.get(), self.values).map_err(de::Error::custom)?,
+                    schema_view::touched_by(text.get(), self.values, self.all_rules)
+                        .map_err(de::Error::custom)?,
                 ),
                 None => None,
             };
@@ -585,7 +597,7 @@ impl<'de> Visitor<'de> for Version<'_> {
 }
 
 /// A version's `schema`: its `openAPIV3Schema`, narrowed.
-struct VersionSchema<'a>(&'a [&'a Value]);
+struct VersionSchema<'a>(TouchedBy<'a>);
 
 impl<'de> DeserializeSeed<'de> for VersionSchema<'_> {
     type Value = Option<Value>;
@@ -606,7 +618,7 @@ impl<'de> Visitor<'de> for VersionSchema<'_> {
         let mut schema = None;
         while let Some(key) = map.next_key::<String>()? {
             if key == "openAPIV3Schema" {
-                schema = Some(map.next_value_seed(TouchedBy(self.0))?);
+                schema = Some(map.next_value_seed(self.0)?);
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -657,12 +669,12 @@ mod tests {
     #[test]
     fn the_one_pass_finds_the_version_whatever_the_key_order() {
         let object = json!({"spec": {"a": "x"}});
-        let expected = schema_view::touched_by(&schema().to_string(), &[&object]).unwrap();
+        let expected = schema_view::touched_by(&schema().to_string(), &[&object], true).unwrap();
         let sorted = crd(json!([
             {"name": "v1", "served": true, "schema": {"openAPIV3Schema": schema()}},
             {"name": "v2", "served": true, "schema": {"openAPIV3Schema": {"type": "string"}}}]));
         assert_eq!(
-            touched_schema("things.example.com", &sorted, "v1", &[&object]).unwrap(),
+            touched_schema("things.example.com", &sorted, "v1", &[&object], true).unwrap(),
             expected
         );
         // The schema before the name: its text is narrowed once the name is known.
@@ -674,7 +686,7 @@ mod tests {
             "{schema_first}"
         );
         assert_eq!(
-            touched_schema("things.example.com", &schema_first, "v1", &[&object]).unwrap(),
+            touched_schema("things.example.com", &schema_first, "v1", &[&object], true).unwrap(),
             expected
         );
     }
@@ -690,17 +702,24 @@ mod tests {
             let light = parse_light(&document).unwrap();
             let expected = schema_of(light.spec.as_ref().unwrap(), version).unwrap_err();
             assert_eq!(
-                touched_schema("things.example.com", &document, version, &[&object]).unwrap_err(),
+                touched_schema("things.example.com", &document, version, &[&object], true)
+                    .unwrap_err(),
                 expected,
                 "{version}"
             );
         }
         assert!(matches!(
-            touched_schema("things.example.com", r#"{"kind":"x"}"#, "v1", &[&object]),
+            touched_schema(
+                "things.example.com",
+                r#"{"kind":"x"}"#,
+                "v1",
+                &[&object],
+                true
+            ),
             Err(SchemaError::Malformed { .. })
         ));
         assert!(matches!(
-            touched_schema("things.example.com", "{not json", "v1", &[&object]),
+            touched_schema("things.example.com", "{not json", "v1", &[&object], true),
             Err(SchemaError::Malformed { .. })
         ));
     }

@@ -78,7 +78,7 @@ fn flow(
     // Repairs and the LLM read what the valid path did not: descriptions, absent fields.
     let schema = parsed(raw.full(), settings, host, &what)?;
     let ctx = RepairContext {
-        schema: &schema,
+        schema,
         old_object: old,
         settings,
         options,
@@ -273,11 +273,17 @@ fn check(
 ) -> Stage<Findings> {
     let values: Vec<&Value> = std::iter::once(object).chain(old).collect();
     let touched = parsed(raw.touched_by(&values), settings, host, what)?;
-    let initial = validation::validate(&touched, object, old, options);
+    let mut initial = validation::validate(&touched, object, old, options);
     if initial.is_valid() {
         return Err(Box::new(Outcome::Accept {
             warnings: initial.warnings,
         }));
+    }
+    if raw.view_leaves_out_rules() {
+        // Same errors; but whether rules went unchecked for the object's errors is the whole
+        // schema's to say (the object, once corrected, may reach them).
+        let full = parsed(raw.full(), settings, host, what)?;
+        initial = validation::validate(full, object, old, options);
     }
     let findings = Findings {
         headline: format!("crfix: {what} is invalid"),
@@ -370,7 +376,8 @@ fn final_check(
             return Err(unfixable(ctx, std::mem::take(findings), repaired, reason));
         }
     };
-    let lost = crate::certainty::meaning_kept(ctx.schema, object, &candidate.object);
+    let lost =
+        crate::certainty::meaning_kept_over(ctx.schema, object, ctx.old_object, &candidate.object);
     if !lost.is_empty() {
         let reason = format!(
             "the repair would not keep what you wrote ({})",

@@ -16,9 +16,14 @@ use crate::settings::{SchemaSourceKind, Settings};
 #[derive(Debug)]
 pub struct RawSchema<'p> {
     crd: String,
+    /// Read from the cluster: the API server accepted it, so its rules are not estimated and
+    /// a rule at a node the object does not reach is not needed.
+    accepted: bool,
     /// The version whose schema it is, found when the document is read.
     version: String,
     source: Source<'p>,
+    /// The whole schema, once [`RawSchema::full`] has parsed it.
+    full: Option<Value>,
 }
 
 #[derive(Debug)]
@@ -42,12 +47,14 @@ impl<'p> RawSchema<'p> {
         let touched = pick_version(&crd.crd, version, crd.versions);
         RawSchema {
             crd: crd.crd,
+            accepted: false,
             version: version.to_string(),
             source: Source::Payload {
                 payload,
                 index: crd.index,
                 touched: Some(touched),
             },
+            full: None,
         }
     }
 
@@ -58,8 +65,21 @@ impl<'p> RawSchema<'p> {
         }
     }
 
-    /// The whole `openAPIV3Schema`.
-    pub fn full(&self) -> Result<Value, SchemaError> {
+    /// The whole `openAPIV3Schema`, parsed once.
+    pub fn full(&mut self) -> Result<&Value, SchemaError> {
+        if self.full.is_none() {
+            self.full = Some(self.parse_full()?);
+        }
+        Ok(self.full.get_or_insert(Value::Null))
+    }
+
+    /// Whether the view ([`RawSchema::touched_by`]) leaves out rules at nodes the values do
+    /// not reach: it does for a CRD the API server accepted (nothing is estimated).
+    pub fn view_leaves_out_rules(&self) -> bool {
+        self.accepted
+    }
+
+    fn parse_full(&self) -> Result<Value, SchemaError> {
         match &self.source {
             Source::Document(document) => self.full_of(document),
             Source::Payload { payload, index, .. } => {
@@ -89,7 +109,7 @@ impl<'p> RawSchema<'p> {
     pub fn touched_by(&mut self, values: &[&Value]) -> Result<Value, SchemaError> {
         match &mut self.source {
             Source::Document(document) => {
-                touched_schema(&self.crd, document, &self.version, values)
+                touched_schema(&self.crd, document, &self.version, values, !self.accepted)
             }
             Source::Payload { touched, .. } => touched
                 .take()
@@ -105,7 +125,9 @@ pub fn load_schema(
     request: &AdmissionRequest,
     host: &dyn Host,
 ) -> Result<Value, SchemaError> {
-    load_raw(&mut settings.clone(), request, host)?.full()
+    load_raw(&mut settings.clone(), request, host)?
+        .full()
+        .cloned()
 }
 
 /// The CRD document for the request; an inline one is taken out of `settings.crds`.
@@ -155,8 +177,10 @@ fn inline_schema(
             let document: Box<str> = settings.crds.swap_remove(i).into();
             return Ok(RawSchema {
                 crd: head.name(),
+                accepted: false,
                 version: version.to_string(),
                 source: Source::Document(document.into_string()),
+                full: None,
             });
         }
     }
@@ -200,8 +224,10 @@ fn cluster_schema(
                 // Read in one pass when the object is validated ([`RawSchema::touched_by`]).
                 return Ok(RawSchema {
                     crd: name,
+                    accepted: true,
                     version: version.to_string(),
                     source: Source::Document(document),
+                    full: None,
                 });
             }
             Err(SchemaError::NotFound(e)) => not_found = Some(SchemaError::NotFound(e)),

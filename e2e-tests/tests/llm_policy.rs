@@ -365,15 +365,17 @@ fn every_hostile_answer_is_rejected() {
             "{name}: {}",
             message(&response)
         );
-        let evidence_only = [
+        let caught_by = [
             ("package name from metadata.name", "llm.verbatimPaths"),
+            // Cut from the user's range, the bound left behind is meaning lost, whatever the
+            // evidence setting (certainty's "a value cut out of the user's text").
             (
                 "drops the upper bound of the version range",
-                "llm.requireEvidence",
+                "keeps only part of what the user wrote",
             ),
             ("invents a channel", "llm.requireEvidence"),
         ];
-        if let Some((_, setting)) = evidence_only.iter().find(|(n, _)| *n == name) {
+        if let Some((_, setting)) = caught_by.iter().find(|(n, _)| *n == name) {
             assert!(
                 message(&response).contains(setting),
                 "{name}: {}",

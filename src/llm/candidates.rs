@@ -323,6 +323,14 @@ fn resolutions(
             }
             (_, Some(v)) => {
                 if let Some(node) = node {
+                    // A URL where a host belongs (`"http://ratings.svc:9080/"`): its host.
+                    if let Some(host) = v
+                        .as_str()
+                        .filter(|_| crate::certainty::takes_a_host(p))
+                        .and_then(crate::certainty::url_host)
+                    {
+                        options.push(vec![Edit::Set(p.to_string(), Value::from(host))]);
+                    }
                     options.extend(split_to_sibling(sources, p, v));
                     let old = sources.old_object.and_then(|o| o.pointer(p));
                     options.extend(
@@ -690,8 +698,9 @@ fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
 /// `"2 min (the export endpoint is slow)"` is `"2m"`), else its comparisons rejoined and its
 /// words.
 fn string_rewrites(s: &str) -> Vec<Value> {
-    if super::readings::states_an_amount(s) {
-        return super::readings::amount_spellings(s)
+    let amount = super::readings::value_before_comment(s);
+    if super::readings::states_an_amount(amount) {
+        return super::readings::amount_spellings(amount)
             .into_iter()
             .map(Value::from)
             .collect();
@@ -754,7 +763,7 @@ fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
     let Some(item) = node.get("items").filter(|i| schema::type_of(i) == "object") else {
         return Vec::new();
     };
-    lists
+    let mut out: Vec<Value> = lists
         .iter()
         .filter_map(|list| {
             list.as_array()?
@@ -767,7 +776,76 @@ fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
                 .collect::<Option<Vec<Value>>>()
                 .map(Value::Array)
         })
-        .collect()
+        .collect();
+    if out.is_empty() {
+        out.extend(
+            lists
+                .first()
+                .into_iter()
+                .flat_map(|list| typed_items(list, item)),
+        );
+    }
+    out
+}
+
+/// A list of alternatives (`"search.acme.internal, 10.20.30.40"` for items `{dns}` or `{ip}`):
+/// each part in the one field of the item whose schema takes it. A part several fields take
+/// is placed in each of them in turn, the field whose schema says most about its values
+/// (a pattern, a format, an enum) first: two readings, never a certain one.
+fn typed_items(list: &Value, item: &Value) -> Vec<Value> {
+    let (Some(parts), Some(properties)) = (
+        list.as_array(),
+        item.get("properties").and_then(Value::as_object),
+    ) else {
+        return Vec::new();
+    };
+    let constrained = |node: &Value| {
+        ["pattern", "format", "enum"]
+            .iter()
+            .any(|k| node.get(k).is_some())
+    };
+    let mut takers: Vec<Vec<(&String, Value)>> = Vec::new();
+    for part in parts {
+        // A part with a blank in it is prose, not a value (a piece cut from a string is one).
+        let Some(text) = part.as_str().filter(|t| !t.contains(char::is_whitespace)) else {
+            return Vec::new();
+        };
+        let mut found: Vec<(&String, Value)> = properties
+            .iter()
+            .filter(|(_, child)| schema::type_of(child) == "string")
+            .filter_map(|(name, child)| {
+                typed_part(text, child)
+                    .filter(|v| crate::certainty::accepts(child, v))
+                    .map(|v| (name, v))
+            })
+            .collect();
+        found.sort_by_key(|(name, _)| !constrained(&properties[name.as_str()]));
+        if found.is_empty() {
+            return Vec::new();
+        }
+        takers.push(found);
+    }
+    if properties.len() < 2 {
+        // One field: a plain list of references, read elsewhere.
+        return Vec::new();
+    }
+    // Each part in its first field, or in its last.
+    let build = |last: bool| {
+        Value::Array(
+            takers
+                .iter()
+                .map(|t| {
+                    let (name, v) = &t[if last { t.len() - 1 } else { 0 }];
+                    serde_json::json!({ name.as_str(): v })
+                })
+                .collect(),
+        )
+    };
+    let mut out = vec![build(false)];
+    if takers.iter().any(|t| t.len() > 1) {
+        out.push(build(true));
+    }
+    out
 }
 
 /// `name=value` as the object's name and value fields (`{name, value}`, `{key, value}`): a Helm
@@ -1822,6 +1900,27 @@ mod tests {
         let options = string_rewrites("ISRG Root X1   # short chain only; the other expired");
         assert_eq!(options[0], json!("ISRG Root X1"));
         assert!(!string_rewrites("ISRG Root X1").contains(&json!("ISRG Root X1")));
+        // An amount in the comment is a remark too: the value's amount is the one before it.
+        let storage = "100Gi  # TODO: grow to 250Gi once the reindex is done";
+        assert_eq!(string_rewrites(storage), vec![json!("100Gi")]);
+        assert!(super::super::readings::contradiction(None, &json!(storage), None).is_none());
+    }
+
+    #[test]
+    fn a_list_of_alternatives_puts_each_part_where_its_schema_takes_it() {
+        let node = json!({"type": "array", "items": {"type": "object", "properties": {
+            "dns": {"type": "string"},
+            "ip": {"type": "string", "pattern": "^[0-9]{1,3}(\\.[0-9]{1,3}){3}$"}}}});
+        let lists = list_rewrites("search.acme.internal, 10.20.30.40", &node);
+        let options = lists_of_references(&lists, &node);
+        // The address fits both fields: the one whose pattern says so first, then the other.
+        assert_eq!(
+            options,
+            vec![
+                json!([{"dns": "search.acme.internal"}, {"ip": "10.20.30.40"}]),
+                json!([{"dns": "search.acme.internal"}, {"dns": "10.20.30.40"}]),
+            ]
+        );
     }
 
     #[test]

@@ -262,7 +262,9 @@ fn invented(
     let replaced = replaced_scalar(given, &leaf.pointer);
     if let Some(v) = replaced {
         // The user's amount in another unit (`"90 days"` → `2160h`) invents nothing.
-        if super::readings::same_amount(&scalar_text(v), &leaf.text)
+        // (A comment glued into the user's value is a remark: its amounts are not the value's.)
+        let said = scalar_text(v);
+        if super::readings::same_amount(super::readings::value_before_comment(&said), &leaf.text)
             || in_field_unit(schema, &leaf.pointer, v, &leaf.text, old_object)
             || super::readings::names_built_in_kind(&scalar_text(v), &leaf.text)
             || relative_to_old(v, old_object, &leaf.pointer, &leaf.text)
@@ -336,7 +338,10 @@ fn dropped(
     candidate: &Value,
 ) -> Option<Violation> {
     let restated = candidate.pointer(&leaf.pointer).is_some_and(|v| {
-        super::readings::same_amount(&leaf.text, &scalar_text(v))
+        // A URL's host where a host belongs: its port is the URL's syntax, not a value.
+        (crate::certainty::takes_a_host(&leaf.pointer)
+            && crate::certainty::url_host(&leaf.text).is_some_and(|host| v.as_str() == Some(host)))
+            || super::readings::same_amount(&leaf.text, &scalar_text(v))
             || super::readings::scaled_number(&leaf.text, &scalar_text(v))
             || relative_to_old(
                 &Value::from(leaf.text.as_str()),

@@ -664,7 +664,12 @@ impl Judge<'_, '_> {
                 }),
         );
         violations.extend(undone_changes(&patch, given, ctx.old_object, &candidate));
-        violations.extend(certainty::meaning_kept(ctx.schema, given, &candidate));
+        violations.extend(certainty::meaning_kept_over(
+            ctx.schema,
+            given,
+            ctx.old_object,
+            &candidate,
+        ));
         violations.extend(
             evidence::check(ctx.settings, ctx.schema, given, ctx.old_object, &candidate)
                 .into_iter()
@@ -734,6 +739,18 @@ impl Judge<'_, '_> {
 
 /// On UPDATE, what the user changed is what they asked for: an answer that puts the old
 /// object's value back where the user changed or removed it undoes the request, valid or not.
+/// The same value, or the same number or word written as another JSON type (`604800000` and
+/// `"604800000"`: an int-or-string field stores either).
+fn same_scalar(a: &Value, b: &Value) -> bool {
+    let text = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    a == b || text(a).is_some_and(|t| Some(t) == text(b))
+}
+
 fn undone_changes(
     patch: &json_patch::Patch,
     given: &Value,
@@ -768,7 +785,7 @@ fn undone_changes(
                     );
                 }
             }
-            (before == value && given.pointer(&path) != Some(before)).then(|| {
+            (same_scalar(before, value) && given.pointer(&path) != Some(before)).then(|| {
                 guardrails::Violation::new(
                     &path,
                     "puts back the old object's value where this UPDATE changed it (an undo, not a repair)",

@@ -298,6 +298,13 @@ pub fn before_comment(text: &str) -> Option<&str> {
         .map(|(value, _)| value)
 }
 
+/// The part of `text` before a glued comment when that part states an amount, else `text`.
+pub fn value_before_comment(text: &str) -> &str {
+    before_comment(text)
+        .filter(|value| !amounts(value).is_empty())
+        .unwrap_or(text)
+}
+
 /// The truth value a text states, when it states one (`"yes, until the migration"`, `"off
 /// (maintenance)"`); `None` when it says none or both.
 pub fn stated_bool(text: &str) -> Option<bool> {
@@ -550,10 +557,14 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
         .map(|w| w.trim_matches('.').to_lowercase())
         .filter(|w| !w.is_empty())
         .collect();
-    if !said.iter().any(|w| REFERS_TO_STORED.contains(&w.as_str())) {
-        return None;
-    }
-    let change = stated_change(&said)?;
+    let change = match plus_signed(text) {
+        // A plus sign before the number refers to the stored value by itself (`"+2"`).
+        Some(n) => Change::Plus(n),
+        None if said.iter().any(|w| REFERS_TO_STORED.contains(&w.as_str())) => {
+            stated_change(&said)?
+        }
+        None => return None,
+    };
     // "Twice as often" halves an interval; said of anything else it is no amount.
     let often = said
         .iter()
@@ -570,6 +581,20 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
         Value::String(old) => changed_amount_with_unit(old, change, often),
         _ => None,
     }
+}
+
+/// The number of a text that starts with a plus sign (`"+2"`, `"+2 nodes"`), the rest plain
+/// words. A minus sign is no such change: `-1` is a value of its own in many fields.
+fn plus_signed(text: &str) -> Option<f64> {
+    let rest = text.trim_start().strip_prefix('+')?;
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    let n: f64 = rest[..end].parse().ok()?;
+    rest[end..]
+        .chars()
+        .all(|c| c.is_alphabetic() || c.is_whitespace())
+        .then_some(n)
 }
 
 /// Words that refer to the stored value.
@@ -722,6 +747,9 @@ fn same_word(a: &str, b: &str) -> bool {
 /// value's amount is the past, not a second reading: as text, or as a number counted in the
 /// unit the field's `description` names (`2097152` bytes is `"2 MiB"`).
 fn different_amounts(text: &str, old: Option<&Value>, description: &str) -> Option<Contradiction> {
+    // A comment glued into the value (`"100Gi  # TODO: grow to 250Gi"`) is a remark: the
+    // amount is the one before it.
+    let text = value_before_comment(text);
     let found: Vec<Amount> = amounts(text)
         .into_iter()
         .filter(|a| !old_amount(a, old, description))
@@ -797,7 +825,15 @@ pub fn amount_spellings(text: &str) -> Vec<String> {
     let whole = |n: f64| n.fract() == 0.0 && (1.0..1e12).contains(&n);
     match amount.dimension {
         Dimension::Time => {
-            if !whole(amount.value) || !amount.fixed {
+            if !amount.fixed {
+                return out;
+            }
+            if !whole(amount.value) {
+                // Less than a second, or no whole number of seconds: in milliseconds (`250ms`).
+                let ms = amount.value * 1000.0;
+                if whole(ms.round()) && (ms - ms.round()).abs() < 1e-6 {
+                    out.push(format!("{}ms", ms.round()));
+                }
                 return out;
             }
             let mut rest = amount.value;
@@ -965,6 +1001,7 @@ fn unit(word: &str) -> Option<(Dimension, f64)> {
     use Dimension::{Size, Time};
     let lower = word.to_lowercase();
     let time = match lower.as_str() {
+        "ms" | "msec" | "msecs" | "millisecond" | "milliseconds" => Some(0.001),
         "s" | "sec" | "secs" | "second" | "seconds" => Some(1.0),
         "min" | "mins" | "minute" | "minutes" => Some(60.0),
         "h" | "hr" | "hrs" | "hour" | "hours" => Some(3_600.0),
@@ -1121,6 +1158,33 @@ fn amounts(text: &str) -> Vec<Amount> {
     out
 }
 
+/// What the fraction written before the amount at `tokens[i]` multiplies it by: `half a day`
+/// ½, `a quarter of an hour` ¼, `three quarters of a second` ¾; 1 without one. `None` for a
+/// fraction whose amount is no whole number of any unit (`a third of a second`): that amount
+/// is not read at all, never read as the whole (`a second`).
+fn fraction_before(tokens: &[&str], i: usize) -> Option<f64> {
+    let mut at = i;
+    if at >= 2 && tokens[at - 1].eq_ignore_ascii_case("of") {
+        at -= 1;
+    }
+    let Some(word) = at.checked_sub(1).map(|k| tokens[k].to_lowercase()) else {
+        return Some(1.0);
+    };
+    let part = match word.as_str() {
+        "half" | "halves" => 0.5,
+        "quarter" | "quarters" => 0.25,
+        "third" | "thirds" | "fifth" | "fifths" | "sixth" | "sixths" | "tenth" | "tenths" => {
+            return None
+        }
+        _ => return Some(1.0),
+    };
+    let times = at
+        .checked_sub(2)
+        .and_then(|k| number_word(tokens[k]).or_else(|| tokens[k].parse::<f64>().ok()))
+        .unwrap_or(1.0);
+    Some(part * times)
+}
+
 /// `and a half` at `tokens[at..]`.
 fn and_a_half(tokens: &[&str], at: usize) -> bool {
     tokens.get(at..at + 3).is_some_and(|t| {
@@ -1177,8 +1241,7 @@ fn amount_at(tokens: &[&str], i: usize) -> Option<Read> {
             .get(i + 1)
             .filter(|w| w.chars().count() >= 2)
             .and_then(|w| unit(w))?;
-        let half = i > 0 && tokens[i - 1].eq_ignore_ascii_case("half");
-        let n = if half { n / 2.0 } else { n };
+        let n = n * fraction_before(tokens, i)?;
         (n, u, format!("{token} {}", tokens[i + 1]), 2)
     };
     Some(if and_a_half(tokens, i + used) {
@@ -1506,6 +1569,11 @@ mod tests {
             rel("double the current quota", json!("16Gi")),
             Some(json!("32Gi"))
         );
+        // A plus sign states a change by itself; a minus sign is a value of its own (`-1`).
+        assert_eq!(rel("+2", json!(3)), Some(json!(5)));
+        assert_eq!(rel("+2 nodes", json!(3)), Some(json!(5)));
+        assert_eq!(rel("-1", json!(3)), None);
+        assert_eq!(rel("+2, then -1", json!(3)), None);
         assert_eq!(rel("half of it", json!(8)), Some(json!(4)));
         assert_eq!(
             rel("3 times the current value", json!(100)),
@@ -1642,11 +1710,21 @@ mod tests {
             ["1h30m", "90m", "5400s"]
         );
         assert_eq!(amount_spellings("2 days and a half"), ["60h", "3600m"]);
+        // A fraction before an amount multiplies it, never is left out; one that gives no
+        // whole number of milliseconds makes no amount at all.
+        assert_eq!(amount_spellings("a quarter of a second"), ["250ms"]);
+        assert_eq!(
+            amount_spellings("three quarters of an hour"),
+            ["45m", "2700s"]
+        );
+        assert_eq!(amount_spellings("half a minute"), ["30s"]);
+        assert!(amount_spellings("a third of a second").is_empty());
+        assert_eq!(amount_spellings("250ms"), ["250ms"]);
         assert_eq!(amount_spellings("two weeks"), ["336h", "2w", "14d"]);
         assert_eq!(amount_spellings("20 gigabytes"), ["20G"]);
         assert_eq!(amount_spellings("4 tebibytes"), ["4Ti", "4096Gi"]);
         assert!(amount_spellings("two or three days").is_empty());
-        assert!(amount_spellings("half a second").is_empty());
+        assert_eq!(amount_spellings("half a second"), ["500ms"]);
     }
 
     #[test]

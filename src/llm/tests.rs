@@ -1035,6 +1035,24 @@ fn an_answer_that_undoes_the_users_update_is_refused() {
 }
 
 #[test]
+fn a_value_put_back_as_another_json_type_is_still_an_undo() {
+    // An int-or-string field: the stored 604800000, written back as "604800000".
+    let old = json!({"spec": {"retention": 604800000}});
+    let given = json!({"spec": {"retention": "keep forever"}});
+    let undo = json!({"spec": {"retention": "604800000"}});
+    let violations = undone_changes(&json_patch::diff(&given, &undo), &given, Some(&old), &undo);
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    let changed = json!({"spec": {"retention": "-1"}});
+    assert!(undone_changes(
+        &json_patch::diff(&given, &changed),
+        &given,
+        Some(&old),
+        &changed
+    )
+    .is_empty());
+}
+
+#[test]
 fn a_list_entry_is_undone_only_when_the_whole_list_is() {
     let old = json!({"spec": {"usages": ["signing", "server auth"]}});
     let given = json!({"spec": {"usages": ["signing", "server auth and client auth"]}});

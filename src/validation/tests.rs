@@ -1318,7 +1318,8 @@ fn a_default_filled_in_is_never_an_unknown_field_of_the_narrowed_schema() {
                     "properties": {"type": {"type": "string"}, "status": {"type": "string"}}}}}}}});
     let object = json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t"},
         "spec": {"name": "a"}});
-    let narrowed = crate::schema_view::touched_by(&s.to_string(), &[&object]).expect("narrows");
+    let narrowed =
+        crate::schema_view::touched_by(&s.to_string(), &[&object], true).expect("narrows");
     assert!(
         narrowed
             .pointer("/properties/status/properties/conditions")

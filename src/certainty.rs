@@ -293,6 +293,9 @@ fn part_cut(
     if takes_a_host(path) && url_host(text).is_some_and(|host| host.eq_ignore_ascii_case(&cut)) {
         return None;
     }
+    if flag_value(text, path) == Some(cut.as_str()) {
+        return None;
+    }
     let mut rest = format!("{} {}", &text[..at], &text[at + cut.len()..]);
     // A URL's scheme is its syntax (`s3://bucket/prefix` → `bucket` leaves no `s3` behind).
     if let Some((scheme, _)) = text.split_once("://").filter(|_| url_host(text).is_some()) {
@@ -322,16 +325,77 @@ fn part_cut(
 
 /// The strings and numbers of `v`, lower-case.
 fn scalar_texts(v: &Value, out: &mut Vec<String>, depth: usize) {
+    each_scalar(v, depth, &mut |leaf| match leaf {
+        Value::String(s) => out.push(s.to_lowercase()),
+        Value::Number(n) => out.push(n.to_string()),
+        _ => {}
+    });
+}
+
+/// Calls `f` on every scalar of `v` (down to [`MAX_DEPTH`]).
+fn each_scalar(v: &Value, depth: usize, f: &mut dyn FnMut(&Value)) {
     if depth > MAX_DEPTH {
         return;
     }
     match v {
-        Value::Object(map) => map.values().for_each(|c| scalar_texts(c, out, depth + 1)),
-        Value::Array(items) => items.iter().for_each(|c| scalar_texts(c, out, depth + 1)),
-        Value::String(s) => out.push(s.to_lowercase()),
-        Value::Number(n) => out.push(n.to_string()),
-        _ => {}
+        Value::Object(map) => map.values().for_each(|c| each_scalar(c, depth + 1, f)),
+        Value::Array(items) => items.iter().for_each(|c| each_scalar(c, depth + 1, f)),
+        scalar => f(scalar),
     }
+}
+
+/// A command line pasted where a value belongs (`"kafka-topics.sh --create --topic audit.v2
+/// --partitions 6"` for `topicName`): the value of the flag named like the field at `path`
+/// (`--topic` for `topicName`, `--partitions` for `partitions`; `--flag value` or
+/// `--flag=value`). The command's other words are the command's, not this field's.
+pub fn flag_value<'t>(text: &'t str, path: &str) -> Option<&'t str> {
+    let field = path
+        .rsplit('/')
+        .find(|s| !s.is_empty() && !s.bytes().all(|b| b.is_ascii_digit()))?;
+    let mut named = flags(text)
+        .into_iter()
+        .filter(|(flag, _)| names_field(flag, field));
+    match (named.next(), named.next()) {
+        // The flag twice: which one is meant is not certain.
+        (Some((_, value)), None) => value,
+        _ => None,
+    }
+}
+
+/// The `--flag value` and `--flag=value` of a command line: each flag's name (letters and
+/// digits, lower-case) and its value, if it has one.
+pub fn flags(text: &str) -> Vec<(String, Option<&str>)> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    tokens
+        .iter()
+        .enumerate()
+        .filter_map(|(i, token)| {
+            let flag = token.strip_prefix("--")?;
+            let (name, inline) = match flag.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (flag, None),
+            };
+            let value = inline
+                .or_else(|| tokens.get(i + 1).copied().filter(|v| !v.starts_with('-')))
+                .filter(|v| !v.is_empty());
+            let name = plain_name(name);
+            (!name.is_empty()).then_some((name, value))
+        })
+        .collect()
+}
+
+/// Does the flag `flag` (as [`flags`] gives it) name the field `field`: the same letters, or
+/// the field's without a trailing `name` (`--topic` for `topicName`)?
+pub fn names_field(flag: &str, field: &str) -> bool {
+    let field = plain_name(field);
+    field == flag || field == format!("{flag}name")
+}
+
+fn plain_name(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .collect::<String>()
+        .to_lowercase()
 }
 
 /// Does the field at `path` take a host name (its name, or its list's, says so: `host`,
@@ -620,17 +684,12 @@ fn moved_elsewhere(removed: &Value, given: &Value, candidate: &Value) -> bool {
 }
 
 fn leaves(v: &Value, out: &mut Vec<String>, depth: usize) {
-    if depth > MAX_DEPTH {
-        return;
-    }
-    match v {
-        Value::Object(map) => map.values().for_each(|c| leaves(c, out, depth + 1)),
-        Value::Array(items) => items.iter().for_each(|c| leaves(c, out, depth + 1)),
+    each_scalar(v, depth, &mut |leaf| match leaf {
         Value::String(s) => out.push(words_of_name(s).join(" ")),
         Value::Number(n) => out.push(n.to_string()),
         Value::Bool(b) => out.push(b.to_string()),
-        Value::Null => {}
-    }
+        _ => {}
+    });
 }
 
 /// Does the schema node take `value` (type, format, pattern, enum, range, its rules)?
@@ -953,6 +1012,14 @@ mod tests {
         ] {
             assert!(cut(text, json!({"host": part})).is_empty(), "{text}");
         }
+        // A command line pasted: the value of the flag named like the field; the command's
+        // other words are the command's.
+        let command = "kafka-topics.sh --bootstrap-server kafka:9092 --create --topic audit.v2 --partitions 6";
+        let given = object(json!({"topic": command}));
+        assert!(meaning_kept(&s, &given, &object(json!({"topic": "audit.v2"}))).is_empty());
+        assert_eq!(flag_value(command, "/spec/topicName"), Some("audit.v2"));
+        assert_eq!(flag_value("--topic=a --topic=b", "/spec/topic"), None);
+        assert_eq!(flag_value("--topics a", "/spec/topic"), None);
         // What is left behind but moved to another field is kept.
         assert!(cut("web:8080", json!({"host": "web", "port": 8080})).is_empty());
         assert_eq!(cut("web:8080", json!({"host": "web"})).len(), 1);

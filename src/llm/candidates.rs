@@ -331,6 +331,7 @@ fn resolutions(
                     {
                         options.push(vec![Edit::Set(p.to_string(), Value::from(host))]);
                     }
+                    options.extend(command_line(sources, p, v, node));
                     options.extend(split_to_sibling(sources, p, v));
                     let old = sources.old_object.and_then(|o| o.pointer(p));
                     options.extend(
@@ -1441,6 +1442,48 @@ fn split_to_sibling(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution
     out
 }
 
+/// A command line pasted where a value belongs: the value of the flag named like the field,
+/// and each other flag's value in the absent field beside it that the flag names and whose
+/// schema takes it (`--partitions 6` → `partitions: 6`); with those first, then alone.
+fn command_line(sources: &Sources, p: &str, value: &Value, node: &Value) -> Vec<Resolution> {
+    let Some(text) = value.as_str() else {
+        return Vec::new();
+    };
+    let Some(own) = crate::certainty::flag_value(text, p).and_then(|v| typed_part(v, node)) else {
+        return Vec::new();
+    };
+    let alone = vec![Edit::Set(p.to_string(), own)];
+    let properties = pointer::split_last(p)
+        .and_then(|(parent, _)| Some((parent, schema::node_at(sources.schema, parent)?)))
+        .and_then(|(parent, n)| Some((parent, n.get("properties")?.as_object()?)));
+    let mut with_siblings = alone.clone();
+    if let Some((parent, properties)) = properties {
+        for (flag, flag_value) in crate::certainty::flags(text) {
+            let Some(flag_value) = flag_value else {
+                continue;
+            };
+            let mut takers = properties.iter().filter(|(name, _)| {
+                let sibling = pointer::push(parent, name);
+                sibling != p
+                    && sources.given.pointer(&sibling).is_none()
+                    && crate::certainty::names_field(&flag, name)
+            });
+            if let (Some((name, child)), None) = (takers.next(), takers.next()) {
+                if let Some(v) =
+                    typed_part(flag_value, child).filter(|v| crate::certainty::accepts(child, v))
+                {
+                    with_siblings.push(Edit::Set(pointer::push(parent, name), v));
+                }
+            }
+        }
+    }
+    if with_siblings.len() > alone.len() {
+        vec![with_siblings, alone]
+    } else {
+        vec![alone]
+    }
+}
+
 /// `text` as a value of the schema node's type, when it is one.
 fn typed_part(text: &str, node: &Value) -> Option<Value> {
     match schema::type_of(node) {
@@ -1921,6 +1964,37 @@ mod tests {
                 json!([{"dns": "search.acme.internal"}, {"dns": "10.20.30.40"}]),
             ]
         );
+    }
+
+    #[test]
+    fn a_command_line_gives_the_values_of_the_flags_named_like_fields() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {
+                "topicName": {"type": "string"},
+                "partitions": {"type": "integer", "minimum": 1},
+                "replicas": {"type": "integer"}}}}});
+        let given = json!({"spec": {"topicName":
+            "kafka-topics.sh --bootstrap-server kafka:9092 --create --topic audit.v2 --partitions 6"}});
+        let sources = Sources {
+            schema: &schema,
+            given: &given,
+            old_object: None,
+            protected: &[],
+        };
+        let node = &schema["properties"]["spec"]["properties"]["topicName"];
+        let value = &given["spec"]["topicName"];
+        assert_eq!(
+            command_line(&sources, "/spec/topicName", value, node),
+            vec![
+                vec![
+                    Edit::Set("/spec/topicName".into(), json!("audit.v2")),
+                    Edit::Set("/spec/partitions".into(), json!(6)),
+                ],
+                vec![Edit::Set("/spec/topicName".into(), json!("audit.v2"))],
+            ]
+        );
+        // No flag named like the field: no reading.
+        assert!(command_line(&sources, "/spec/replicas", value, node).is_empty());
     }
 
     #[test]

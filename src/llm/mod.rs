@@ -715,6 +715,9 @@ impl Judge<'_, '_> {
             written == before
                 || written.as_array().is_some_and(|a| a.len() == 1 && a[0] == *before)
                 || matches!((written, before), (Value::String(w), Value::String(b)) if !w.is_empty() && b.contains(w.as_str()))
+                // A number written as a word of its own in the string (`--partitions 6`).
+                || matches!((written, before), (Value::Number(w), Value::String(b))
+                    if readings::numbers_said(b).iter().any(|n| Some(n.value) == w.as_f64()))
                 || (evidence::is_scalar(written) && holds_leaf(before, written))
         })
     }

@@ -296,7 +296,17 @@ fn part_cut(
     if flag_value(text, path) == Some(cut.as_str()) {
         return None;
     }
-    let mut rest = format!("{} {}", &text[..at], &text[at + cut.len()..]);
+    let mut after_cut = &text[at + cut.len()..];
+    // A version's leading part (`"3.11"` → `"3"` where only majors are allowed) names it:
+    // the finer parts are the version's precision, not another value ("A number stated is
+    // the number meant").
+    if cut.chars().all(|c| c.is_ascii_digit() || c == '.') && after_cut.starts_with('.') {
+        let tail = after_cut
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(after_cut.len());
+        after_cut = &after_cut[tail..];
+    }
+    let mut rest = format!("{} {}", &text[..at], after_cut);
     // A URL's scheme is its syntax (`s3://bucket/prefix` → `bucket` leaves no `s3` behind).
     if let Some((scheme, _)) = text.split_once("://").filter(|_| url_host(text).is_some()) {
         rest = rest.replacen(&format!("{scheme}://"), " ", 1);
@@ -1002,6 +1012,7 @@ mod tests {
         // Prose, a remark, and a URL's syntax around its host are no part of the value.
         for (text, part) in [
             ("1.4 or any later patch", json!("1.4")),
+            ("3.11", json!("3")),
             ("3 replicas", json!(3)),
             ("ISRG Root X1   # short chain only", json!("ISRG Root X1")),
             ("stable (pinned 2024-01-02)", json!("stable")),

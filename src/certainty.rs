@@ -1,9 +1,10 @@
 //! Certain and uncertain changes (docs/repair.md, "Certain and uncertain changes").
 //!
 //! Two questions about a repair, asked of rule repairs and model picks alike:
-//! - [`meaning_kept`]: does it keep what the user said? A repair that states the opposite of a
-//!   negation, deletes a structure the user wrote, or wraps a list written as one string into a
-//!   one-item list is no reading of the user's text, valid or not; it is refused.
+//! - [`meaning_kept_over`]: does it keep what the user said? A repair that states the opposite
+//!   of a negation, deletes a structure the user wrote, wraps a list written as one string into
+//!   a one-item list, or keeps only a part of a value and leaves a name, a number or a symbol
+//!   behind is no reading of the user's text, valid or not; it is refused.
 //! - [`lossless`]: is it a reshaping of the user's own words, every word kept and none added
 //!   (a list split at its commas, `key=value` as a map, a value moved to where the schema keeps
 //!   it)? Only such a change, when it is also the only one crfix found, is certain without the
@@ -48,14 +49,15 @@ const NEGATION_REACH: usize = 3;
 /// Deepest value walked for words.
 const MAX_DEPTH: usize = 32;
 
-/// What a repair may not do to the user's meaning, whoever proposes it.
+/// [`meaning_kept_over`] on CREATE (no stored object).
 #[cfg(test)]
 pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Violation> {
     meaning_kept_over(schema, given, None, candidate)
 }
 
-/// [`meaning_kept`] on UPDATE: `old` is the stored object, whose values are no cut of the
-/// user's text (an immutable field restored from it keeps nothing of the new value).
+/// What a repair may not do to the user's meaning, whoever proposes it. `old` is the stored
+/// object on UPDATE, whose values are no cut of the user's text (an immutable field restored
+/// from it keeps nothing of the new value).
 pub fn meaning_kept_over(
     schema: &Value,
     given: &Value,

@@ -288,9 +288,11 @@ fn part_cut(
         Value::Number(n) => n.to_string(),
         _ => return None,
     };
-    let lower = text.to_lowercase();
+    // ASCII case only: a byte of the lowered text is the same byte of the text (`İ` lowered
+    // whole is longer, and an index found in it would cut the text inside a character).
+    let lower = text.to_ascii_lowercase();
     let at = lower
-        .find(&cut.to_lowercase())
+        .find(&cut.to_ascii_lowercase())
         .filter(|_| !cut.is_empty() && cut.len() < text.len())?;
     if takes_a_host(path) && url_host(text).is_some_and(|host| host.eq_ignore_ascii_case(&cut)) {
         return None;
@@ -1033,6 +1035,9 @@ mod tests {
         assert_eq!(flag_value(command, "/spec/topicName"), Some("audit.v2"));
         assert_eq!(flag_value("--topic=a --topic=b", "/spec/topic"), None);
         assert_eq!(flag_value("--topics a", "/spec/topic"), None);
+        // Text in any script is cut at character boundaries (no panic, which would trap).
+        assert_eq!(cut("İİİ Ω 2 日本-1", json!({"host": "2"})).len(), 1);
+        assert!(cut("İİ 2 (ñ)", json!({"host": 2})).is_empty());
         // What is left behind but moved to another field is kept.
         assert!(cut("web:8080", json!({"host": "web", "port": 8080})).is_empty());
         assert_eq!(cut("web:8080", json!({"host": "web"})).len(), 1);

@@ -221,7 +221,6 @@ impl<'de> Visitor<'de> for Node<'_> {
         let mut out = Map::new();
         let mut skipped = Vec::new();
         let mut has_rules = false;
-        let mut map_keys: Vec<String> = Vec::new();
         let depth = self.depth + 1;
         while let Some(key) = map.next_key::<String>()? {
             let child = |values| Node {
@@ -271,22 +270,15 @@ impl<'de> Visitor<'de> for Node<'_> {
                     has_rules = true;
                     map.next_value::<Value>()?
                 }
-                "x-kubernetes-list-map-keys" => {
-                    let keys: Value = map.next_value()?;
-                    map_keys = keys
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect();
-                    keys
-                }
                 _ => map.next_value::<Value>()?,
             };
             out.insert(key, value);
         }
         let mut value = Value::Object(out);
+        let map_keys: Vec<String> = crate::schema::list_map_keys(&value)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
         let skipped = restore(
             &mut value,
             skipped,

@@ -323,22 +323,7 @@ fn resolutions(
             }
             (_, Some(v)) => {
                 if let Some(node) = node {
-                    // A URL where a host belongs (`"http://ratings.svc:9080/"`): its host.
-                    if let Some(host) = v
-                        .as_str()
-                        .filter(|_| crate::certainty::takes_a_host(p))
-                        .and_then(crate::certainty::url_host)
-                    {
-                        options.push(vec![Edit::Set(p.to_string(), Value::from(host))]);
-                    }
-                    options.extend(command_line(sources, p, v, node));
-                    options.extend(split_to_sibling(sources, p, v));
-                    let old = sources.old_object.and_then(|o| o.pointer(p));
-                    options.extend(
-                        rewrites_over(v, node, old)
-                            .into_iter()
-                            .map(|v| vec![Edit::Set(p.to_string(), v)]),
-                    );
+                    options.extend(value_readings(sources, p, v, node));
                 }
             }
             _ => {}
@@ -356,6 +341,28 @@ fn resolutions(
     {
         options.push(vec![Edit::Remove(p.to_string())]);
     }
+    options
+}
+
+/// Readings of the value `v` the user wrote at `p`: a URL's host where a host belongs
+/// (`"http://ratings.svc:9080/"`), a pasted command line's flags, a part split off to a
+/// field beside it, and the value rewritten from its own text.
+fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Resolution> {
+    let mut options: Vec<Resolution> = v
+        .as_str()
+        .filter(|_| crate::certainty::takes_a_host(p))
+        .and_then(crate::certainty::url_host)
+        .map(|host| vec![Edit::Set(p.to_string(), Value::from(host))])
+        .into_iter()
+        .collect();
+    options.extend(command_line(sources, p, v, node));
+    options.extend(split_to_sibling(sources, p, v));
+    let old = sources.old_object.and_then(|o| o.pointer(p));
+    options.extend(
+        rewrites_over(v, node, old)
+            .into_iter()
+            .map(|v| vec![Edit::Set(p.to_string(), v)]),
+    );
     options
 }
 

@@ -294,10 +294,7 @@ fn part_cut(
     let at = lower
         .find(&cut.to_ascii_lowercase())
         .filter(|_| !cut.is_empty() && cut.len() < text.len())?;
-    if takes_a_host(path) && url_host(text).is_some_and(|host| host.eq_ignore_ascii_case(&cut)) {
-        return None;
-    }
-    if flag_value(text, path) == Some(cut.as_str()) {
+    if text_gives_for(text, path).is_some_and(|given| given.eq_ignore_ascii_case(&cut)) {
         return None;
     }
     let mut after_cut = &text[at + cut.len()..];
@@ -412,9 +409,21 @@ fn plain_name(s: &str) -> String {
         .to_lowercase()
 }
 
+/// The value the text's own syntax gives the field at `path`: a URL's host where the field
+/// takes a host, or the value of a pasted command line's flag named like the field. Cutting
+/// it out of the text leaves only that syntax behind.
+pub fn text_gives_for<'t>(text: &'t str, path: &str) -> Option<&'t str> {
+    host_in_url(text, path).or_else(|| flag_value(text, path))
+}
+
+/// The host of the URL `text` where the field at `path` takes a host.
+pub fn host_in_url<'t>(text: &'t str, path: &str) -> Option<&'t str> {
+    takes_a_host(path).then(|| url_host(text)).flatten()
+}
+
 /// Does the field at `path` take a host name (its name, or its list's, says so: `host`,
 /// `hostnames`, `fqdn`, `serverName`, `domain`)?
-pub fn takes_a_host(path: &str) -> bool {
+fn takes_a_host(path: &str) -> bool {
     path.rsplit('/')
         .find(|s| !s.is_empty() && !s.bytes().all(|b| b.is_ascii_digit()))
         .is_some_and(|name| {
@@ -426,7 +435,7 @@ pub fn takes_a_host(path: &str) -> bool {
 }
 
 /// The host of a URL written with a scheme (`http://a.b.svc:9080/x` → `a.b.svc`).
-pub fn url_host(text: &str) -> Option<&str> {
+fn url_host(text: &str) -> Option<&str> {
     let (scheme, rest) = text.trim().split_once("://")?;
     if scheme.is_empty()
         || !scheme

@@ -350,8 +350,7 @@ fn resolutions(
 fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Resolution> {
     let mut options: Vec<Resolution> = v
         .as_str()
-        .filter(|_| crate::certainty::takes_a_host(p))
-        .and_then(crate::certainty::url_host)
+        .and_then(|s| crate::certainty::host_in_url(s, p))
         .map(|host| vec![Edit::Set(p.to_string(), Value::from(host))])
         .into_iter()
         .collect();

@@ -338,11 +338,8 @@ fn dropped(
     candidate: &Value,
 ) -> Option<Violation> {
     let restated = candidate.pointer(&leaf.pointer).is_some_and(|v| {
-        // A URL's host where a host belongs: its port is the URL's syntax, not a value.
-        crate::certainty::flag_value(&leaf.text, &leaf.pointer) == Some(scalar_text(v).as_str())
-            || (crate::certainty::takes_a_host(&leaf.pointer)
-                && crate::certainty::url_host(&leaf.text)
-                    .is_some_and(|host| v.as_str() == Some(host)))
+        // A URL's host where a host belongs, a command line's flag: the rest is syntax.
+        crate::certainty::text_gives_for(&leaf.text, &leaf.pointer) == Some(scalar_text(v).as_str())
             || super::readings::same_amount(&leaf.text, &scalar_text(v))
             || super::readings::scaled_number(&leaf.text, &scalar_text(v))
             || relative_to_old(

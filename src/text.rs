@@ -3,6 +3,11 @@
 
 use serde_json::Value;
 
+/// A text of more words than this is prose, not a value: a name or a setting is written in
+/// at most three (`"My App"`, `"ISRG Root X1"`); `"the new name from ticket PAY-1432"` is a
+/// sentence about one.
+pub const MAX_VALUE_WORDS: usize = 3;
+
 /// Cuts at a character boundary and marks the cut with `…` (at most `max` characters).
 pub fn truncate_chars(s: &str, max: usize) -> String {
     if s.chars().count() <= max {

@@ -459,7 +459,7 @@ fn entry_split(sources: &Sources, p: &str, named: &[&str]) -> Vec<Resolution> {
 
 /// The allowed values, those the user's text names first, then the one the `description`
 /// describes in the user's words ([`super::readings::best_described`]); none the text negates
-/// (`"not Strict"`).
+/// (`"not Strict"`), and none at all for one word that names and describes none of them.
 fn enum_options(
     p: &str,
     allowed: &[Value],
@@ -474,6 +474,13 @@ fn enum_options(
         .then(|| super::readings::best_described(&text, description, &strings))
         .flatten();
     let stated = stated_version(&text);
+    // One word that names no allowed value, in any spelling, and that the description does
+    // not describe (`"Zstd"` where Gzip and Brotli are allowed) is another thing, not a
+    // misspelt one: each allowed value would replace it, a substitution only the user can make.
+    let one_word = !text.trim().is_empty() && !text.trim().contains(char::is_whitespace);
+    if named.is_empty() && described.is_none() && one_word && stated.is_none() {
+        return Vec::new();
+    }
     let versions = allowed
         .iter()
         .all(|a| stated_version(&scalar_text(a)).is_some());
@@ -561,9 +568,24 @@ fn lines_as_map(items: &[Value], node: &Value) -> Option<Value> {
         if k.is_empty() || k.contains(char::is_whitespace) || map.contains_key(k) {
             return None;
         }
-        map.insert(k.to_string(), Value::from(v));
+        map.insert(k.to_string(), Value::from(unquoted(v)));
     }
     Some(Value::Object(map))
+}
+
+/// A value as the syntax it was written in reads it: quotes around it are that syntax's, not
+/// part of the value (`hostname: "rabbit.example"` in a manifest's line is `rabbit.example`).
+/// Read as YAML, whose double-quoted scalars take JSON's escapes and single-quoted ones `''`.
+fn unquoted(v: &str) -> String {
+    let quoted = ['"', '\'']
+        .iter()
+        .any(|q| v.len() >= 2 && v.starts_with(*q) && v.ends_with(*q));
+    if quoted {
+        if let Ok(Value::String(s)) = serde_yaml_ng::from_str::<Value>(v) {
+            return s;
+        }
+    }
+    v.to_string()
 }
 
 /// New values for an invalid value, made of its own text.
@@ -638,6 +660,7 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
             }
         }
         "object" => {
+            out.extend(flags_object(s, node));
             out.extend(pair_object(s, node));
             out.extend(label_map(s, node));
             out.extend(list_into_property(s, node));
@@ -666,7 +689,7 @@ fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
     // As written first (file names, image names keep their case); lower-cased for a schema
     // that wants it (a DNS-1123 pattern then refuses the first). Prose (more words than a list
     // of values written with blanks has) is no list: its first word is, below.
-    let prose = !listed && items.len() > MAX_VALUE_WORDS;
+    let prose = !listed && items.len() > crate::text::MAX_VALUE_WORDS;
     // Items written with blanks are alike: a plain word between names (`"worker-1 through
     // worker-3"`) is a word of the sentence, not an item.
     let alike = listed
@@ -777,8 +800,16 @@ fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
                 .iter()
                 .map(|part| {
                     let part = part.as_str()?;
-                    pair_object(part, item)
-                        .or_else(|| named_reference(part, item).into_iter().next())
+                    pair_object(part, item).or_else(|| {
+                        // The reading that gives the item every field it requires, else the
+                        // first (`deployment/api` for a `{kind, name}` target is both).
+                        let readings = named_reference(part, item);
+                        readings
+                            .iter()
+                            .find(|r| schema::required(item).all(|k| r.get(k).is_some()))
+                            .or(readings.first())
+                            .cloned()
+                    })
                 })
                 .collect::<Option<Vec<Value>>>()
                 .map(Value::Array)
@@ -968,7 +999,7 @@ fn label_map(s: &str, node: &Value) -> Vec<Value> {
         if k.is_empty() || k.ends_with(crate::certainty::OPERATOR_STARTS) {
             return Vec::new();
         }
-        pairs.insert(k.to_string(), Value::from(v));
+        pairs.insert(k.to_string(), Value::from(unquoted(v)));
     }
     let is_string_map = |node: &Value| {
         schema::type_of(node) == "object"
@@ -1226,8 +1257,10 @@ fn name_and_part(s: &str, target: &str, properties: &Map<String, Value>) -> Vec<
             if other == target || schema::type_of(child) != "string" {
                 continue;
             }
-            // A kind is written as one (`TYPE/NAME` above); a name is no kind or API version.
-            if (other == "kind" && !written_as_kind(rest)) || other == "apiVersion" {
+            // A free kind is written as one (`TYPE/NAME` above); a name is no kind or API
+            // version. A kind the schema lists is the one the text names, in any case.
+            let free_kind = other == "kind" && schema::enum_values(child).is_none();
+            if (free_kind && !written_as_kind(rest)) || other == "apiVersion" {
                 continue;
             }
             let value = match schema::enum_values(child) {
@@ -1254,9 +1287,6 @@ fn is_dns_label(s: &str) -> bool {
         && !s.ends_with('-')
 }
 
-/// A value of more words than this is prose: only its first word is offered.
-const MAX_VALUE_WORDS: usize = 3;
-
 /// Words of prose that never name anything: not offered as values.
 const FUNCTION_WORDS: [&str; 24] = [
     "a", "an", "and", "as", "at", "be", "by", "for", "from", "if", "in", "into", "is", "it", "its",
@@ -1267,7 +1297,7 @@ const FUNCTION_WORDS: [&str; 24] = [
 /// `v0.6.0`: a separator or a digit inside) first.
 fn value_words(s: &str) -> Vec<String> {
     let all = words(s);
-    if all.len() > MAX_VALUE_WORDS {
+    if all.len() > crate::text::MAX_VALUE_WORDS {
         // Prose: the value is its first word, what follows is a remark (or an injection,
         // whose words must not become choices). Only a word that names something, or that the
         // text sets off from the rest (`"stable (the default)"`), is a value: the first word of
@@ -1291,7 +1321,7 @@ fn value_words(s: &str) -> Vec<String> {
 /// like names (`"Deploys Argo CD into the argocd-system namespace."` → `argocd-system`).
 fn named_words(s: &str) -> Vec<String> {
     let all = words(s);
-    if all.len() <= MAX_VALUE_WORDS {
+    if all.len() <= crate::text::MAX_VALUE_WORDS {
         return value_words(s);
     }
     all.into_iter().filter(|w| looks_like_name(w)).collect()
@@ -1353,7 +1383,12 @@ fn operator_ranges(s: &str) -> Option<Vec<Value>> {
         }
         let starts_number =
             c.is_ascii_digit() || (c == 'v' && chars.get(i + 1).is_some_and(char::is_ascii_digit));
-        if starts_number && (i == 0 || !chars[i - 1].is_alphanumeric()) {
+        // A number starts a word: glued to one (`PAY-1432`, `web_2`) it is part of a name
+        // (after a number, `1.2-1.3`, the dash is a range's).
+        let glued = i > 0
+            && (chars[i - 1].is_alphanumeric()
+                || ("-_".contains(chars[i - 1]) && i >= 2 && chars[i - 2].is_alphabetic()));
+        if starts_number && !glued {
             let mut n = String::new();
             while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
                 n.push(chars[i]);
@@ -1488,6 +1523,44 @@ fn command_line(sources: &Sources, p: &str, value: &Value, node: &Value) -> Vec<
     } else {
         vec![alone]
     }
+}
+
+/// A command line pasted where an object belongs (`kubectl set resources`'s `"--limits=cpu=2,
+/// memory=4Gi --requests=cpu=1"` for `resources`): each flag named like one of the object's
+/// properties gives that property's value, read by its schema (a map from `key=value` pairs).
+/// All or nothing: a named property whose value its schema does not take makes no reading.
+fn flags_object(text: &str, node: &Value) -> Option<Value> {
+    let properties = node.get("properties")?.as_object()?;
+    let mut object = Map::new();
+    for (flag, value) in crate::certainty::flags(text) {
+        let mut takers = properties
+            .iter()
+            .filter(|(name, _)| crate::certainty::names_field(&flag, name));
+        let (Some((name, child)), None) = (takers.next(), takers.next()) else {
+            continue;
+        };
+        let value = value
+            .and_then(|v| typed_part(v, child).or_else(|| pairs_map(v, child)))
+            .filter(|v| crate::certainty::accepts(child, v))?;
+        object.insert(name.clone(), value);
+    }
+    (!object.is_empty()).then_some(Value::Object(object))
+}
+
+/// `key=value,key=value` as the map `node` is (its `additionalProperties`), each value read
+/// by the map's value schema.
+fn pairs_map(text: &str, node: &Value) -> Option<Value> {
+    let values = node.get("additionalProperties").filter(|a| a.is_object())?;
+    let mut map = Map::new();
+    for pair in text.split(',') {
+        let (k, v) = pair.split_once('=')?;
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() || map.contains_key(k) {
+            return None;
+        }
+        map.insert(k.to_string(), typed_part(v, values)?);
+    }
+    Some(Value::Object(map))
 }
 
 /// `text` as a value of the schema node's type, when it is one.
@@ -1926,7 +1999,44 @@ mod tests {
         let said = json!("1.1 (the old scanners cannot do 1.2)");
         assert!(enum_options("/p", &tls, &said, &[], "").is_empty());
         // Words are no stated number: every allowed value stays an option.
-        assert_eq!(enum_options("/p", &tls, &json!("newest"), &[], "").len(), 2);
+        assert_eq!(
+            enum_options("/p", &tls, &json!("the newest one"), &[], "").len(),
+            2
+        );
+        // One word that names no allowed value is another thing: no substitute is offered.
+        assert!(enum_options("/p", &tls, &json!("newest"), &[], "").is_empty());
+        let algorithms = [json!("Gzip"), json!("Brotli")];
+        assert!(enum_options("/p", &algorithms, &json!("Zstd"), &[], "").is_empty());
+        assert_eq!(
+            enum_options("/p", &algorithms, &json!("brotli"), &["Brotli"], "").len(),
+            2
+        );
+    }
+
+    #[test]
+    fn a_manifest_line_reads_its_value_as_yaml_does() {
+        let strings = json!({"type": "object", "additionalProperties": {"type": "string"}});
+        let lines = [
+            json!("service.beta.kubernetes.io/aws-load-balancer-type: nlb"),
+            json!("external-dns.alpha.kubernetes.io/hostname: \"rabbit.prod.example\""),
+            json!("note: 'it''s internal'"),
+            json!("quoted-inside: a \"b\" c"),
+        ];
+        assert_eq!(
+            lines_as_map(&lines, &strings),
+            Some(json!({
+                "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+                "external-dns.alpha.kubernetes.io/hostname": "rabbit.prod.example",
+                "note": "it's internal",
+                "quoted-inside": "a \"b\" c"
+            }))
+        );
+        // A quote that opens and never closes is the user's character, kept.
+        assert_eq!(unquoted("\"half"), "\"half");
+        assert_eq!(
+            label_map("app=\"web\",tier=db", &strings)[0],
+            json!({"app": "web", "tier": "db"})
+        );
     }
 
     #[test]
@@ -1973,6 +2083,48 @@ mod tests {
     }
 
     #[test]
+    fn a_command_line_where_an_object_belongs_gives_its_properties() {
+        let quantity = json!({"anyOf": [{"type": "integer"}, {"type": "string"}],
+            "x-kubernetes-int-or-string": true});
+        let node = json!({"type": "object", "properties": {
+            "limits": {"type": "object", "additionalProperties": quantity},
+            "requests": {"type": "object", "additionalProperties": quantity}}});
+        assert_eq!(
+            flags_object(
+                "--limits=cpu=2,memory=4Gi --requests=cpu=1,memory=4Gi",
+                &node
+            ),
+            Some(json!({"limits": {"cpu": 2, "memory": "4Gi"},
+                        "requests": {"cpu": 1, "memory": "4Gi"}}))
+        );
+        // A flag that names a property but whose value it does not take: no reading.
+        assert_eq!(flags_object("--limits=lots", &node), None);
+        assert_eq!(flags_object("set resources for the api", &node), None);
+    }
+
+    #[test]
+    fn a_listed_kind_is_the_one_the_text_names_in_any_case() {
+        let node = json!({"type": "array", "items": {"type": "object",
+            "required": ["kind", "name"],
+            "properties": {
+                "kind": {"type": "string", "enum": ["Deployment", "DaemonSet", "StatefulSet"]},
+                "name": {"type": "string"}}}});
+        let lists = list_rewrites("deployment/payments-api statefulset/payments-worker", &node);
+        let options = lists_of_references(&lists, &node);
+        assert_eq!(
+            options[0],
+            json!([{"kind": "Deployment", "name": "payments-api"},
+                   {"kind": "StatefulSet", "name": "payments-worker"}])
+        );
+        // A free kind is still only one written as a kind.
+        let free = json!({"type": "object", "required": ["kind", "name"], "properties": {
+            "kind": {"type": "string"}, "name": {"type": "string"}, "key": {"type": "string"}}});
+        assert!(!named_reference("widget/api", &free)
+            .iter()
+            .any(|r| r.get("kind").is_some()));
+    }
+
+    #[test]
     fn a_command_line_gives_the_values_of_the_flags_named_like_fields() {
         let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
             "properties": {
@@ -2014,6 +2166,9 @@ mod tests {
             Some(vec![json!("1.4")])
         );
         assert_eq!(operator_ranges("latest"), None);
+        // A number in a name is no version: `PAY-1432` is a ticket.
+        assert_eq!(operator_ranges("the new name from ticket PAY-1432"), None);
+        assert_eq!(operator_ranges("1.2-1.3"), None);
         // Bare versions joined would mean both at once; an arrow is no comparison.
         assert_eq!(operator_ranges("1.14.x/1.15.x"), None);
         assert_eq!(operator_ranges("[0.38.0,0.40.0)"), None);

@@ -1116,17 +1116,27 @@ type Read = (f64, (Dimension, f64), String, usize);
 /// written one after the other, largest unit first (`2 minutes 30 seconds`, `1 hour and 30
 /// minutes`), are one amount.
 fn amounts(text: &str) -> Vec<Amount> {
-    let tokens: Vec<&str> = text
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
-        .map(|t| t.trim_matches('.'))
-        .filter(|t| !t.is_empty())
-        .collect();
+    // The words, each marked when it is part of a name (`daily-report`, `every_hour`).
+    let mut tokens: Vec<&str> = Vec::new();
+    let mut in_name: Vec<bool> = Vec::new();
+    for chunk in text.split_whitespace() {
+        let parts: Vec<&str> = chunk
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+            .map(|t| t.trim_matches('.'))
+            .filter(|t| !t.is_empty())
+            .collect();
+        let name = parts.len() > 1 && chunk.contains(['-', '_', '/']);
+        in_name.extend(parts.iter().map(|_| name));
+        tokens.extend(parts);
+    }
     let mut out: Vec<Amount> = Vec::new();
     // Where the last amount ended, its unit and its kind.
     let mut previous: Option<(usize, f64, Dimension)> = None;
     let mut i = 0;
     while i < tokens.len() {
-        let Some((n, (dimension, scale), said, used)) = amount_at(&tokens, i) else {
+        let period = (!in_name[i]).then(|| period_at(&tokens, i)).flatten();
+        let Some((n, (dimension, scale), said, used)) = period.or_else(|| amount_at(&tokens, i))
+        else {
             i += 1;
             continue;
         };
@@ -1183,6 +1193,44 @@ fn fraction_before(tokens: &[&str], i: usize) -> Option<f64> {
         .and_then(|k| number_word(tokens[k]).or_else(|| tokens[k].parse::<f64>().ok()))
         .unwrap_or(1.0);
     Some(part * times)
+}
+
+/// A period said in words at `tokens[i]`: `hourly`, `daily`/`nightly`, `weekly`, ... one of
+/// the unit; `every day` one, `every other day` / `every second day` two, `every third week`
+/// three. `every 5 minutes` is read at its number.
+fn period_at(tokens: &[&str], i: usize) -> Option<Read> {
+    let token = tokens[i].to_lowercase();
+    let adverb = match token.as_str() {
+        "hourly" => Some("hour"),
+        "daily" | "nightly" => Some("day"),
+        "weekly" => Some("week"),
+        "fortnightly" => Some("fortnight"),
+        "monthly" => Some("month"),
+        "yearly" | "annually" => Some("year"),
+        _ => None,
+    };
+    if let Some(per) = adverb {
+        return Some((1.0, unit(per)?, tokens[i].to_string(), 1));
+    }
+    if token != "every" {
+        return None;
+    }
+    let ordinal = tokens
+        .get(i + 1)
+        .and_then(|w| match w.to_lowercase().as_str() {
+            "other" | "second" => Some(2.0),
+            "third" => Some(3.0),
+            _ => None,
+        });
+    let (n, at) = match ordinal {
+        Some(n) if tokens.get(i + 2).is_some_and(|w| unit(w).is_some()) => (n, i + 2),
+        _ => (1.0, i + 1),
+    };
+    let u = tokens
+        .get(at)
+        .filter(|w| w.chars().count() >= 2)
+        .and_then(|w| unit(w))?;
+    Some((n, u, tokens[i..=at].join(" "), at - i + 1))
 }
 
 /// `and a half` at `tokens[at..]`.
@@ -1622,6 +1670,24 @@ mod tests {
         );
         // Months and years have no fixed length: no other unit says them.
         assert!(amount_spellings("6 months").is_empty());
+    }
+
+    #[test]
+    fn a_period_said_in_words_is_an_amount() {
+        assert!(same_amount("every other day", "48h"));
+        assert!(same_amount("every second day", "2d"));
+        assert!(same_amount("hourly", "1h"));
+        assert!(same_amount("poll hourly as a fallback", "60m"));
+        assert!(same_amount("every day", "24h"));
+        assert!(same_amount("every 5 minutes", "5m"));
+        assert!(same_amount("every third week", "21d"));
+        assert_eq!(amount_spellings("every other day")[0], "48h");
+        // `every second` alone is one second; a month has no fixed length.
+        assert!(same_amount("every second", "1s"));
+        assert!(amount_spellings("monthly").is_empty());
+        // Not a period: `every replica`, `daily-report` as a name.
+        assert!(amounts("every replica").is_empty());
+        assert!(amounts("daily-report").is_empty());
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! DNS-1123 normalisation, when a `pattern` or a CEL `matches()` rule asks for a DNS-1123
 //! name. Conservative: case, surrounding whitespace, quotes and separators, and `_`/space (and `.`
-//! for labels) as `-`; a value with other characters inside, or too long, is left alone,
-//! because dropping or cutting characters would name a different object.
+//! for labels) as `-`; a value with other characters inside, too long, or prose (more words
+//! than a name has), is left alone, because dropping or cutting characters, or joining a
+//! sentence's words, would name a different object.
 
 /// Does this pattern / rule ask for a DNS-1123 label or subdomain?
 pub fn asks_for_dns(text: &str) -> bool {
@@ -19,6 +20,11 @@ pub fn normalise(value: &str, dots: bool, max_len: usize) -> Option<String> {
     // Only quotes and stray separators around the name; any other mark (`${...}`, `<...>`,
     // brackets) says the text is something else than a name.
     let trimmed = value.trim_matches(|c: char| c.is_whitespace() || "\"'`-_.,;:".contains(c));
+    // Prose is no name written with blanks: joining a sentence's words names nothing the user
+    // named (`"the new name from ticket PAY-1432"`).
+    if trimmed.split_whitespace().count() > crate::text::MAX_VALUE_WORDS {
+        return None;
+    }
     let mut out = String::with_capacity(trimmed.len());
     for c in trimmed.chars() {
         match c {
@@ -71,5 +77,13 @@ mod tests {
         assert_eq!(normalise("${STOREFRONT_HOST}", true, 253), None);
         assert_eq!(normalise("<my-app>", false, 63), None);
         assert_eq!(normalise(&"A".repeat(64), false, 63), None);
+        assert_eq!(
+            normalise("payments db creds", false, 63).as_deref(),
+            Some("payments-db-creds")
+        );
+        assert_eq!(
+            normalise("the new name from ticket PAY-1432", true, 253),
+            None
+        );
     }
 }

@@ -989,18 +989,13 @@ fn list_into_property(s: &str, node: &Value) -> Vec<Value> {
 /// `a=b,c=d` as a map: the value itself when `node` is a map of strings (a rule's `labels`),
 /// and under each property of `node` that is one (`matchLabels` of a label selector).
 fn label_map(s: &str, node: &Value) -> Vec<Value> {
-    let mut pairs = Map::new();
-    for part in s.split(',') {
-        let Some((k, v)) = part.split_once('=') else {
-            return Vec::new();
-        };
-        let (k, v) = (k.trim(), v.trim().trim_start_matches('='));
-        // `tier!=cache` is a comparison, not a pair: its `=` belongs to the operator.
-        if k.is_empty() || k.ends_with(crate::certainty::OPERATOR_STARTS) {
-            return Vec::new();
-        }
-        pairs.insert(k.to_string(), Value::from(unquoted(v)));
-    }
+    let Some(pairs) = key_value_pairs(s) else {
+        return Vec::new();
+    };
+    let pairs: Map<String, Value> = pairs
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), Value::from(v)))
+        .collect();
     let is_string_map = |node: &Value| {
         schema::type_of(node) == "object"
             && node
@@ -1552,15 +1547,29 @@ fn flags_object(text: &str, node: &Value) -> Option<Value> {
 fn pairs_map(text: &str, node: &Value) -> Option<Value> {
     let values = node.get("additionalProperties").filter(|a| a.is_object())?;
     let mut map = Map::new();
-    for pair in text.split(',') {
-        let (k, v) = pair.split_once('=')?;
-        let (k, v) = (k.trim(), v.trim());
-        if k.is_empty() || map.contains_key(k) {
-            return None;
-        }
-        map.insert(k.to_string(), typed_part(v, values)?);
+    for (k, v) in key_value_pairs(text)? {
+        map.insert(k.to_string(), typed_part(&v, values)?);
     }
     Some(Value::Object(map))
+}
+
+/// The `key=value` pairs of `a=b,c=d` (`key==value` too), each value as its syntax reads it
+/// ([`unquoted`]); `None` when a part is no pair, a key comes twice, or an `=` ends an
+/// operator (`tier!=cache` is a comparison, not a pair).
+fn key_value_pairs(s: &str) -> Option<Vec<(&str, String)>> {
+    let mut pairs: Vec<(&str, String)> = Vec::new();
+    for part in s.split(',') {
+        let (k, v) = part.split_once('=')?;
+        let (k, v) = (k.trim(), v.trim().trim_start_matches('='));
+        if k.is_empty()
+            || k.ends_with(crate::certainty::OPERATOR_STARTS)
+            || pairs.iter().any(|(seen, _)| *seen == k)
+        {
+            return None;
+        }
+        pairs.push((k, unquoted(v)));
+    }
+    Some(pairs)
 }
 
 /// `text` as a value of the schema node's type, when it is one.

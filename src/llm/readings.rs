@@ -85,7 +85,44 @@ pub fn contradiction(
     named_enum_values(node, text, old)
         .or_else(|| qualified_value(node, text))
         .or_else(|| different_amounts(text, old, description))
+        .or_else(|| amount_and_count(node, text, old, description))
         .or_else(|| wrong_direction(text, old))
+}
+
+/// In a number field counted in a unit (its description names one), an amount and a bare
+/// number beside it are two statements of the value: `maxAge: "30 minutes (3600)"` in seconds
+/// says 1800 and 3600. When they differ, neither is the reading (the same, `"5 minutes
+/// (300)"`, is no contradiction); on UPDATE the stored number is the past.
+fn amount_and_count(
+    node: Option<&Value>,
+    text: &str,
+    old: Option<&Value>,
+    description: &str,
+) -> Option<Contradiction> {
+    let numeric = node.is_some_and(|n| matches!(schema::type_of(n), "integer" | "number"));
+    if !numeric {
+        return None;
+    }
+    let found = amounts(text);
+    let [amount] = found.as_slice() else {
+        return None;
+    };
+    let scale = field_unit(description, amount.dimension)?;
+    let old = old.and_then(Value::as_f64);
+    let bare: Vec<f64> = numbers_said(text)
+        .iter()
+        .map(|n| n.value)
+        .filter(|n| *n != amount.number && Some(*n) != old)
+        .collect();
+    let [count] = bare.as_slice() else {
+        return None;
+    };
+    let differs = (count * scale - amount.value).abs() > f64::EPSILON * amount.value.max(1.0);
+    differs.then(|| Contradiction {
+        first: amount.said.clone(),
+        second: count.to_string(),
+        kind: Kind::Amounts,
+    })
 }
 
 /// Words that state a change downwards, and upwards.
@@ -1670,6 +1707,22 @@ mod tests {
         );
         // Months and years have no fixed length: no other unit says them.
         assert!(amount_spellings("6 months").is_empty());
+    }
+
+    #[test]
+    fn an_amount_and_a_count_beside_it_must_agree() {
+        let seconds =
+            json!({"type": "integer", "description": "Lifetime of the cookie in seconds."});
+        let said = |t: &str| contradiction(Some(&seconds), &json!(t), None);
+        assert!(said("30 minutes (3600)").is_some());
+        assert!(said("3600 (30 minutes)").is_some());
+        assert!(said("5 minutes (300)").is_none());
+        assert!(said("30 minutes").is_none());
+        // A field with no unit, or a text field: nothing to compare with.
+        let count = json!({"type": "integer", "description": "How many replicas."});
+        assert!(contradiction(Some(&count), &json!("3 hours (2 replicas)"), None).is_none());
+        let text = json!({"type": "string", "description": "Lifetime in seconds."});
+        assert!(contradiction(Some(&text), &json!("30 minutes (3600)"), None).is_none());
     }
 
     #[test]

@@ -469,18 +469,23 @@ fn enum_options(
 ) -> Vec<Resolution> {
     let text = scalar_text(value);
     let strings: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
-    let described = named
-        .is_empty()
-        .then(|| super::readings::best_described(&text, description, &strings))
-        .flatten();
-    let stated = stated_version(&text);
-    // One word that names no allowed value, in any spelling, and that the description does
-    // not describe (`"Zstd"` where Gzip and Brotli are allowed) is another thing, not a
-    // misspelt one: each allowed value would replace it, a substitution only the user can make.
+    // One word that names no allowed value in any spelling (`"Zstd"` where Gzip and Brotli
+    // are allowed) is another thing, not a misspelt one: each allowed value would replace it,
+    // a substitution only the user can make, unless one value's words and description hold
+    // all of its words (`LEAST_REQUEST` → `WeightedLeastRequest`). A part it shares with a
+    // value (`StatefulSet` and `DaemonSet` share `set`) describes nothing.
     let one_word = !text.trim().is_empty() && !text.trim().contains(char::is_whitespace);
-    if named.is_empty() && described.is_none() && one_word && stated.is_none() {
-        return Vec::new();
-    }
+    let stated = stated_version(&text);
+    let described = match named.is_empty() {
+        false => None,
+        true if one_word && stated.is_none() => {
+            match super::readings::described_in_full(&text, description, &strings) {
+                None => return Vec::new(),
+                found => found,
+            }
+        }
+        true => super::readings::best_described(&text, description, &strings),
+    };
     let versions = allowed
         .iter()
         .all(|a| stated_version(&scalar_text(a)).is_some());
@@ -2016,6 +2021,33 @@ mod tests {
         assert!(enum_options("/p", &tls, &json!("newest"), &[], "").is_empty());
         let algorithms = [json!("Gzip"), json!("Brotli")];
         assert!(enum_options("/p", &algorithms, &json!("Zstd"), &[], "").is_empty());
+        let kinds = [json!("Deployment"), json!("DaemonSet"), json!("Service")];
+        let about = "Deployment, DaemonSet (one pod per node: a set of daemons) or Service.";
+        assert!(enum_options("/p", &kinds, &json!("StatefulSet"), &[], about).is_empty());
+        let strategies = [json!("RoundRobin"), json!("WeightedLeastRequest")];
+        let options = enum_options("/p", &strategies, &json!("LEAST_REQUEST"), &[], "");
+        assert_eq!(
+            options[0],
+            vec![Edit::Set("/p".into(), json!("WeightedLeastRequest"))]
+        );
+        let scopes = [
+            json!("TriggerAuthentication"),
+            json!("ClusterTriggerAuthentication"),
+        ];
+        let options = enum_options("/p", &scopes, &json!("cluster-wide"), &[], "");
+        assert_eq!(
+            options[0],
+            vec![Edit::Set(
+                "/p".into(),
+                json!("ClusterTriggerAuthentication")
+            )]
+        );
+        let sources = [
+            json!("GitRepository"),
+            json!("OCIRepository"),
+            json!("Bucket"),
+        ];
+        assert!(enum_options("/p", &sources, &json!("HelmRepository"), &[], "").is_empty());
         assert_eq!(
             enum_options("/p", &algorithms, &json!("brotli"), &["Brotli"], "").len(),
             2

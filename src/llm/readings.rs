@@ -533,6 +533,51 @@ pub fn best_described<'a>(text: &str, description: &str, allowed: &[&'a str]) ->
     }
 }
 
+/// The one allowed value whose words, with the description's words about it, hold every word
+/// of the name `text` (`LEAST_REQUEST` → `WeightedLeastRequest`), or whose first word, the one
+/// that sets it apart from its kind, the name says (`cluster-wide` → `ClusterTriggerAuthentication`).
+/// A name that shares only the word its kind ends in (`StatefulSet` and `DaemonSet` share
+/// `set`, `HelmRepository` and `GitRepository` share `repository`) is another of that kind,
+/// described by none.
+pub fn described_in_full<'a>(
+    text: &str,
+    description: &str,
+    allowed: &[&'a str],
+) -> Option<&'a str> {
+    let said = words(text);
+    if said.is_empty() || text.chars().count() > MAX_CHARS {
+        return None;
+    }
+    let about = described(description, allowed);
+    let only = |found: Vec<&'a str>| match found.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    };
+    let in_full: Vec<&'a str> = allowed
+        .iter()
+        .zip(&about)
+        .filter(|(a, about)| {
+            let mut own = words(a);
+            own.extend(words(about));
+            said.iter().all(|w| own.iter().any(|o| same_word(o, w)))
+        })
+        .map(|(a, _)| *a)
+        .collect();
+    if !in_full.is_empty() {
+        return only(in_full);
+    }
+    only(
+        allowed
+            .iter()
+            .filter(|a| {
+                let own = words(a);
+                own.len() > 1 && said.iter().any(|w| same_word(&own[0], w))
+            })
+            .copied()
+            .collect(),
+    )
+}
+
 /// Per allowed value, the description's text about it: what follows each place the
 /// description names it as a whole word, up to the end of that sentence or the next value
 /// named.

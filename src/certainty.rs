@@ -123,10 +123,19 @@ pub fn negated_words(text: &str) -> Vec<String> {
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .filter(|w| !w.is_empty())
         .collect();
+    // `but` excludes after a whole (`"anything but spot"`, `"all but one"`); elsewhere it
+    // contrasts (`"Recreate, but never evict"`), and `"nothing but spot"` is only spot.
+    let excludes = |i: usize| {
+        words[i].eq_ignore_ascii_case("but")
+            && i > 0
+            && ["anything", "everything", "all"]
+                .iter()
+                .any(|whole| words[i - 1].eq_ignore_ascii_case(whole))
+    };
     words
         .iter()
         .enumerate()
-        .filter(|(_, w)| is_negation(&w.to_lowercase()))
+        .filter(|(i, w)| is_negation(&w.to_lowercase()) || excludes(*i))
         .flat_map(|(i, _)| words.iter().skip(i + 1).take(NEGATION_REACH))
         .flat_map(|w| words_of_name(w))
         .collect()
@@ -1071,11 +1080,18 @@ mod tests {
         for text in [
             "ReadWrite instead of read only",
             "anything except ReadOnly",
+            "anything but ReadOnly",
             "don't ReadOnly",
         ] {
             let given = object(json!({"mode": text}));
             let v = meaning_kept(&s, &given, &object(json!({"mode": "ReadOnly"})));
             assert_eq!(v.len(), 1, "{text}: {v:?}");
+        }
+        // `but` contrasts elsewhere, and `nothing but` is only that value.
+        for text in ["ReadOnly, but later ReadWrite", "nothing but ReadOnly"] {
+            let given = object(json!({"mode": text}));
+            let v = meaning_kept(&s, &given, &object(json!({"mode": "ReadOnly"})));
+            assert!(v.is_empty(), "{text}: {v:?}");
         }
         // Without a negation there is nothing to lose.
         let given = object(json!({"readOnly": "read-only please"}));

@@ -474,11 +474,10 @@ fn enum_options(
     // a substitution only the user can make, unless one value's words and description hold
     // all of its words (`LEAST_REQUEST` → `WeightedLeastRequest`). A part it shares with a
     // value (`StatefulSet` and `DaemonSet` share `set`) describes nothing.
-    let one_word = !text.trim().is_empty() && !text.trim().contains(char::is_whitespace);
     let stated = stated_version(&text);
     let described = match named.is_empty() {
         false => None,
-        true if one_word && stated.is_none() => {
+        true if super::readings::one_name(&text) => {
             match super::readings::described_in_full(&text, description, &strings) {
                 None => return Vec::new(),
                 found => found,
@@ -523,7 +522,7 @@ fn enum_options(
 
 /// The number or version `text` begins with (`"1.1 (the old scanners)"` → `1.1`, `"v3.11"`
 /// → `3.11`).
-fn stated_version(text: &str) -> Option<&str> {
+pub(super) fn stated_version(text: &str) -> Option<&str> {
     let first = text.trim_start().split([' ', ',', ';', '(']).next()?;
     let digits = first.strip_prefix(['v', 'V']).unwrap_or(first);
     let well_formed = !digits.is_empty()

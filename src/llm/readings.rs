@@ -36,6 +36,7 @@ enum Kind {
     Amounts,
     Qualified,
     Direction,
+    NamesNone,
 }
 
 impl fmt::Display for Contradiction {
@@ -52,6 +53,13 @@ impl fmt::Display for Contradiction {
             Kind::Amounts => "states two different amounts",
             Kind::Direction => {
                 return write!(f, "says {:?}, but {}", self.first, self.second);
+            }
+            Kind::NamesNone => {
+                return write!(
+                    f,
+                    "is {:?}, a name that is none of the allowed values ({})",
+                    self.first, self.second
+                );
             }
             Kind::Qualified => {
                 return write!(
@@ -228,9 +236,42 @@ fn named_enum_values(
             second: second.to_string(),
             kind: Kind::EnumValues,
         }),
-        [] => shared_by_several(text, &allowed),
+        [] => shared_by_several(text, &allowed).or_else(|| names_none(node?, text, &allowed)),
         _ => None,
     }
+}
+
+/// One word that names no allowed value, in any spelling, and that no value's words and
+/// description hold ([`described_in_full`]): `compression: "Zstd"` where Gzip and Brotli are
+/// allowed is another thing, not a misspelt one, and each allowed value would replace it.
+fn names_none(node: &Value, text: &str, allowed: &[Value]) -> Option<Contradiction> {
+    if !one_name(text) {
+        return None;
+    }
+    let strings: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
+    let description = node
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if described_in_full(text, description, &strings).is_some() {
+        return None;
+    }
+    let listed: Vec<String> = strings.iter().take(4).map(|s| format!("{s:?}")).collect();
+    let more = if strings.len() > 4 { ", …" } else { "" };
+    Some(Contradiction {
+        first: text.trim().to_string(),
+        second: format!("{}{more}", listed.join(", ")),
+        kind: Kind::NamesNone,
+    })
+}
+
+/// A name: one word, no blank, that states no number or version (`"3.11"` names the `"3"` of
+/// allowed versions by its leading part).
+pub fn one_name(text: &str) -> bool {
+    let text = text.trim();
+    !text.is_empty()
+        && !text.contains(char::is_whitespace)
+        && super::candidates::stated_version(text).is_none()
 }
 
 /// The node's allowed values, but the old object's (on UPDATE it is the past, no wish).
@@ -1752,6 +1793,20 @@ mod tests {
         );
         // Months and years have no fixed length: no other unit says them.
         assert!(amount_spellings("6 months").is_empty());
+    }
+
+    #[test]
+    fn a_name_that_is_none_of_the_allowed_values_is_the_users_to_replace() {
+        let node = json!({"type": "string", "enum": ["Gzip", "Brotli"]});
+        let c = contradiction(Some(&node), &json!("Zstd"), None).expect("names none");
+        assert!(c.to_string().contains("\"Zstd\""), "{c}");
+        // Spelt otherwise, described in full, a version, or several words: no such statement.
+        let lb = json!({"type": "string", "enum": ["RoundRobin", "WeightedLeastRequest"]});
+        assert!(contradiction(Some(&lb), &json!("LEAST_REQUEST"), None).is_none());
+        assert!(contradiction(Some(&node), &json!("gzip"), None).is_none());
+        let versions = json!({"type": "string", "enum": ["2", "3"]});
+        assert!(contradiction(Some(&versions), &json!("3.11"), None).is_none());
+        assert!(contradiction(Some(&node), &json!("the smallest one"), None).is_none());
     }
 
     #[test]

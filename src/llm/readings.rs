@@ -1239,7 +1239,7 @@ type Read = (f64, (Dimension, f64), String, usize);
 /// written one after the other, largest unit first (`2 minutes 30 seconds`, `1 hour and 30
 /// minutes`), are one amount.
 fn amounts(text: &str) -> Vec<Amount> {
-    // The words, each marked when it is part of a name (`daily-report`, `every_hour`).
+    // The words, each marked when it is part of a name (`every-day-backup`, `every_hour`).
     let mut tokens: Vec<&str> = Vec::new();
     let mut in_name: Vec<bool> = Vec::new();
     for chunk in text.split_whitespace() {
@@ -1318,24 +1318,12 @@ fn fraction_before(tokens: &[&str], i: usize) -> Option<f64> {
     Some(part * times)
 }
 
-/// A period said in words at `tokens[i]`: `hourly`, `daily`/`nightly`, `weekly`, ... one of
-/// the unit; `every day` one, `every other day` / `every second day` two, `every third week`
-/// three. `every 5 minutes` is read at its number.
+/// An interval said in words at `tokens[i]`: `every day` one of the unit, `every other day` /
+/// `every second day` two, `every third week` three (`every 5 minutes` is read at its
+/// number). `daily` or `hourly` alone says how often, not the interval: `"daily, during
+/// off-peak hours"` is no `24h` from whenever it starts.
 fn period_at(tokens: &[&str], i: usize) -> Option<Read> {
-    let token = tokens[i].to_lowercase();
-    let adverb = match token.as_str() {
-        "hourly" => Some("hour"),
-        "daily" | "nightly" => Some("day"),
-        "weekly" => Some("week"),
-        "fortnightly" => Some("fortnight"),
-        "monthly" => Some("month"),
-        "yearly" | "annually" => Some("year"),
-        _ => None,
-    };
-    if let Some(per) = adverb {
-        return Some((1.0, unit(per)?, tokens[i].to_string(), 1));
-    }
-    if token != "every" {
+    if !tokens[i].eq_ignore_ascii_case("every") {
         return None;
     }
     let ordinal = tokens
@@ -1829,18 +1817,21 @@ mod tests {
     fn a_period_said_in_words_is_an_amount() {
         assert!(same_amount("every other day", "48h"));
         assert!(same_amount("every second day", "2d"));
-        assert!(same_amount("hourly", "1h"));
-        assert!(same_amount("poll hourly as a fallback", "60m"));
+        assert!(same_amount("every hour", "1h"));
+        assert!(same_amount("poll every hour as a fallback", "60m"));
         assert!(same_amount("every day", "24h"));
+        // How often is no interval: `daily` says no time of day.
+        assert!(amounts("daily, during off-peak hours").is_empty());
+        assert!(amounts("hourly").is_empty());
         assert!(same_amount("every 5 minutes", "5m"));
         assert!(same_amount("every third week", "21d"));
         assert_eq!(amount_spellings("every other day")[0], "48h");
         // `every second` alone is one second; a month has no fixed length.
         assert!(same_amount("every second", "1s"));
-        assert!(amount_spellings("monthly").is_empty());
-        // Not a period: `every replica`, `daily-report` as a name.
+        assert!(amount_spellings("every month").is_empty());
+        // Not a period: `every replica`, `every-day-backup` as a name.
         assert!(amounts("every replica").is_empty());
-        assert!(amounts("daily-report").is_empty());
+        assert!(amounts("every-day-backup").is_empty());
     }
 
     #[test]

@@ -253,7 +253,8 @@ fn names_none(node: &Value, text: &str, allowed: &[Value]) -> Option<Contradicti
         .get("description")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    if described_in_full(text, description, &strings).is_some() {
+    // Allowed numbers are no names: the number readings are theirs.
+    if strings.len() < allowed.len() || described_in_full(text, description, &strings).is_some() {
         return None;
     }
     let listed: Vec<String> = strings.iter().take(4).map(|s| format!("{s:?}")).collect();
@@ -1795,6 +1796,8 @@ mod tests {
         let versions = json!({"type": "string", "enum": ["2", "3"]});
         assert!(contradiction(Some(&versions), &json!("3.11"), None).is_none());
         assert!(contradiction(Some(&node), &json!("the smallest one"), None).is_none());
+        let numbers = json!({"type": "integer", "enum": [1, 3, 5]});
+        assert!(contradiction(Some(&numbers), &json!("three"), None).is_none());
     }
 
     #[test]

@@ -1502,13 +1502,11 @@ fn command_line(sources: &Sources, p: &str, value: &Value, node: &Value) -> Vec<
             let Some(flag_value) = flag_value else {
                 continue;
             };
-            let mut takers = properties.iter().filter(|(name, _)| {
+            let absent = properties.iter().filter(|(name, _)| {
                 let sibling = pointer::push(parent, name);
-                sibling != p
-                    && sources.given.pointer(&sibling).is_none()
-                    && crate::certainty::names_field(&flag, name)
+                sibling != p && sources.given.pointer(&sibling).is_none()
             });
-            if let (Some((name, child)), None) = (takers.next(), takers.next()) {
+            if let Some((name, child)) = named_by_flag(&flag, absent) {
                 if let Some(v) =
                     typed_part(flag_value, child).filter(|v| crate::certainty::accepts(child, v))
                 {
@@ -1532,10 +1530,7 @@ fn flags_object(text: &str, node: &Value) -> Option<Value> {
     let properties = node.get("properties")?.as_object()?;
     let mut object = Map::new();
     for (flag, value) in crate::certainty::flags(text) {
-        let mut takers = properties
-            .iter()
-            .filter(|(name, _)| crate::certainty::names_field(&flag, name));
-        let (Some((name, child)), None) = (takers.next(), takers.next()) else {
+        let Some((name, child)) = named_by_flag(&flag, properties.iter()) else {
             continue;
         };
         let value = value
@@ -1544,6 +1539,18 @@ fn flags_object(text: &str, node: &Value) -> Option<Value> {
         object.insert(name.clone(), value);
     }
     (!object.is_empty()).then_some(Value::Object(object))
+}
+
+/// The one of `properties` that the flag `flag` names, when exactly one does.
+fn named_by_flag<'a>(
+    flag: &str,
+    properties: impl Iterator<Item = (&'a String, &'a Value)>,
+) -> Option<(&'a String, &'a Value)> {
+    let mut named = properties.filter(|(name, _)| crate::certainty::names_field(flag, name));
+    match (named.next(), named.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
 }
 
 /// `key=value,key=value` as the map `node` is (its `additionalProperties`), each value read

@@ -16,6 +16,7 @@ use crate::guardrails::Violation;
 use crate::pointer;
 use crate::repair::coerce::{holds_list_separator, item_separator, may_be_several_items};
 use crate::schema;
+use crate::types::{ErrorKind, FieldError};
 
 /// Words that turn what follows them into what the user does not want (`"every 15 minutes
 /// instead of hourly"` does not want `hourly`), with the contractions as either tokenizer
@@ -49,19 +50,78 @@ const NEGATION_REACH: usize = 3;
 /// Deepest value walked for words.
 const MAX_DEPTH: usize = 32;
 
+/// On UPDATE, the stale sides of the rules that reject an object: a property whose presence
+/// a failing rule tests (`has(self.http01) != has(self.dns01)`) and that holds what is stored,
+/// while this update added, changed or removed another property of the same object (`http01`
+/// left beside the `dns01` just added; `version` left after `type` became `kv-v1`). Which of
+/// two related values is wrong is otherwise the user's decision; the update says which one
+/// they meant, so dropping the stale one is a reading, though never a certain one (it drops
+/// what the object holds). A rule that compares values (`self.min <= self.max`) is no such
+/// choice: dropping a side would let a default decide.
+pub fn stale_sides(given: &Value, old: Option<&Value>, errors: &[FieldError]) -> Vec<String> {
+    let Some(old) = old else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for error in errors {
+        let ErrorKind::Cel { rule, .. } = &error.kind else {
+            continue;
+        };
+        let (Some(Value::Object(now)), Some(Value::Object(stored))) =
+            (given.pointer(&error.pointer), old.pointer(&error.pointer))
+        else {
+            continue;
+        };
+        let changed_beside = |key: &String| {
+            now.keys()
+                .chain(stored.keys())
+                .any(|k| k != key && now.get(k) != stored.get(k))
+        };
+        for (key, value) in now {
+            let at = pointer::push(&error.pointer, key);
+            if tests_presence_only(rule, key)
+                && stored.get(key) == Some(value)
+                && changed_beside(key)
+                && !out.contains(&at)
+            {
+                out.push(at);
+            }
+        }
+    }
+    out
+}
+
+/// Does the CEL rule read the property `key` of `self` only as `has(self.key)`? In
+/// `!has(self.max) || self.min <= self.max` it compares the value too.
+fn tests_presence_only(rule: &str, key: &str) -> bool {
+    let field = format!("self.{key}");
+    let reads = rule
+        .match_indices(&field)
+        .filter(|(at, _)| {
+            !rule[at + field.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+        .count();
+    reads > 0 && rule.matches(&format!("has({field})")).count() == reads
+}
+
 /// [`meaning_kept_over`] on CREATE (no stored object).
 #[cfg(test)]
 pub fn meaning_kept(schema: &Value, given: &Value, candidate: &Value) -> Vec<Violation> {
-    meaning_kept_over(schema, given, None, candidate)
+    meaning_kept_over(schema, given, None, &[], candidate)
 }
 
 /// What a repair may not do to the user's meaning, whoever proposes it. `old` is the stored
 /// object on UPDATE, whose values are no cut of the user's text (an immutable field restored
-/// from it keeps nothing of the new value).
+/// from it keeps nothing of the new value); `stale` the values this update left stale
+/// ([`stale_sides`]), which may be dropped.
 pub fn meaning_kept_over(
     schema: &Value,
     given: &Value,
     old: Option<&Value>,
+    stale: &[String],
     candidate: &Value,
 ) -> Vec<Violation> {
     let patch = json_patch::diff(given, candidate);
@@ -106,6 +166,7 @@ pub fn meaning_kept_over(
                 }
                 if let Some(v) =
                     structure_deleted(schema, &path, given.pointer(&path), None, given, candidate)
+                        .filter(|_| !stale.contains(&path))
                 {
                     out.push(v);
                 }
@@ -1282,5 +1343,87 @@ mod tests {
         assert!(split(json!({"host": "db (the primary)"}), json!({"host": "db"})).is_err());
         assert!(split(json!({}), json!({"host": "db"})).is_err());
         assert!(split(json!({"names": ["a", "b"]}), json!({"names": ["a"]})).is_err());
+    }
+
+    fn rule_error(pointer: &str, rule: &str) -> FieldError {
+        FieldError {
+            pointer: pointer.into(),
+            kind: ErrorKind::Cel {
+                rule: rule.into(),
+                reason: "FieldValueInvalid".into(),
+                transition: false,
+            },
+            message: "rejected".into(),
+        }
+    }
+
+    #[test]
+    fn the_side_an_update_left_as_stored_beside_a_change_is_stale() {
+        let old = json!({"spec": {"solver": {"http01": {"class": "nginx"}}}});
+        let given =
+            json!({"spec": {"solver": {"http01": {"class": "nginx"}, "dns01": {"zone": "a"}}}});
+        let errors = [rule_error(
+            "/spec/solver",
+            "has(self.http01) != has(self.dns01)",
+        )];
+        assert_eq!(
+            stale_sides(&given, Some(&old), &errors),
+            ["/spec/solver/http01"]
+        );
+        // On CREATE nothing tells which side the user meant.
+        assert!(stale_sides(&given, None, &errors).is_empty());
+        // Nothing changed beside it: which side is wrong is the user's decision.
+        assert!(stale_sides(&given, Some(&given), &errors).is_empty());
+        // A changed value is no stale one.
+        let both_new =
+            json!({"spec": {"solver": {"http01": {"class": "traefik"}, "dns01": {"zone": "a"}}}});
+        assert!(stale_sides(&both_new, Some(&old), &errors).is_empty());
+    }
+
+    #[test]
+    fn a_rule_that_compares_values_has_no_stale_side() {
+        // Dropping `max` would let its default decide how far the object scales.
+        let old = json!({"spec": {"min": 2, "max": 10}});
+        let given = json!({"spec": {"min": 15, "max": 10}});
+        let compares = [rule_error(
+            "/spec",
+            "!has(self.max) || self.min <= self.max",
+        )];
+        assert!(stale_sides(&given, Some(&old), &compares).is_empty());
+        // A value allowed only beside another one: the presence is what the rule tests.
+        let old = json!({"spec": {"type": "kv-v2", "version": 2}});
+        let given = json!({"spec": {"type": "kv-v1", "version": 2}});
+        let presence = [rule_error(
+            "/spec",
+            "!has(self.version) || self.type == 'kv-v2'",
+        )];
+        assert_eq!(
+            stale_sides(&given, Some(&old), &presence),
+            ["/spec/version"]
+        );
+        assert!(!tests_presence_only("has(self.versions)", "version"));
+    }
+
+    #[test]
+    fn dropping_a_stale_side_keeps_the_meaning_and_nothing_else_does() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "solver": {"type": "object", "properties": {
+                "http01": {"type": "object", "properties": {"class": {"type": "string"}}},
+                "dns01": {"type": "object", "properties": {"zone": {"type": "string"}}}}}}}}});
+        let old = json!({"spec": {"solver": {"http01": {"class": "nginx"}}}});
+        let given =
+            json!({"spec": {"solver": {"http01": {"class": "nginx"}, "dns01": {"zone": "a"}}}});
+        let stale = stale_sides(
+            &given,
+            Some(&old),
+            &[rule_error(
+                "/spec/solver",
+                "has(self.http01) != has(self.dns01)",
+            )],
+        );
+        let keeps_new = json!({"spec": {"solver": {"dns01": {"zone": "a"}}}});
+        assert!(meaning_kept_over(&schema, &given, Some(&old), &stale, &keeps_new).is_empty());
+        let drops_new = json!({"spec": {"solver": {"http01": {"class": "nginx"}}}});
+        assert!(!meaning_kept_over(&schema, &given, Some(&old), &stale, &drops_new).is_empty());
     }
 }

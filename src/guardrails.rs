@@ -364,11 +364,13 @@ fn spells(value: &Value, x: f64) -> bool {
 /// a missing parent on the way to one (holding nothing but what leads there). Anything else
 /// (a new field nobody asked for, a list entry added elsewhere) is a violation, valid or not.
 /// Under an *object* in error (a rule relating its fields) it may add, but not drop or change
-/// a value no error is at. `patch` is the diff from `original` to the answer.
+/// a value no error is at, unless on UPDATE it is the stale side of the rule (`stale`,
+/// [`crate::certainty::stale_sides`]). `patch` is the diff from `original` to the answer.
 pub fn check_scope(
     original: &Value,
     patch: &json_patch::Patch,
     error_pointers: &[&str],
+    stale: &[String],
 ) -> Vec<Violation> {
     let in_scope = |p: &str| error_pointers.iter().any(|e| pointer::is_under(p, e));
     let mut violations = Vec::new();
@@ -404,7 +406,10 @@ pub fn check_scope(
                 }
             }
         }
-        if in_scope(path) && dropped_inside_an_object_error(original, patch, op, error_pointers) {
+        if in_scope(path)
+            && dropped_inside_an_object_error(original, patch, op, error_pointers)
+            && !stale.iter().any(|p| p == path)
+        {
             violations.push(Violation::new(
                 path,
                 "drops or changes what the user wrote where no error is (only a rule around it \
@@ -669,7 +674,13 @@ mod tests {
         let errors = ["/spec/source/catalog/packageName"];
         let mut fixed = original.clone();
         fixed["spec"]["source"]["catalog"]["packageName"] = json!("argocd");
-        assert!(check_scope(&original, &json_patch::diff(&original, &fixed), &errors).is_empty());
+        assert!(check_scope(
+            &original,
+            &json_patch::diff(&original, &fixed),
+            &errors,
+            &[]
+        )
+        .is_empty());
         // Something nobody asked for, beside the fix or instead of it.
         for (pointer, value) in [
             (
@@ -682,7 +693,12 @@ mod tests {
             let mut extra = fixed.clone();
             let (parent, key) = pointer::split_last(pointer).unwrap();
             extra.pointer_mut(parent).unwrap()[key.as_str()] = value;
-            let v = check_scope(&original, &json_patch::diff(&original, &extra), &errors);
+            let v = check_scope(
+                &original,
+                &json_patch::diff(&original, &extra),
+                &errors,
+                &[],
+            );
             assert_eq!(v.len(), 1, "{pointer}: {v:?}");
             assert!(v[0].pointer.starts_with(pointer), "{v:?}");
         }
@@ -697,23 +713,25 @@ mod tests {
         assert!(check_scope(
             &no_catalog,
             &json_patch::diff(&no_catalog, &created),
-            &errors
+            &errors,
+            &[]
         )
         .is_empty());
         created["spec"]["source"]["catalog"]["channels"] = json!(["x"]);
         assert!(!check_scope(
             &no_catalog,
             &json_patch::diff(&no_catalog, &created),
-            &errors
+            &errors,
+            &[]
         )
         .is_empty());
         // Removing an erroring field, or the parent that holds only it.
         let unknown = ["/spec/source/junk/inner"];
         let mut junk = original.clone();
         junk["spec"]["source"]["junk"] = json!({"inner": 1});
-        assert!(check_scope(&junk, &json_patch::diff(&junk, &original), &unknown).is_empty());
+        assert!(check_scope(&junk, &json_patch::diff(&junk, &original), &unknown, &[]).is_empty());
         junk["spec"]["source"]["junk"]["other"] = json!(2);
-        assert!(!check_scope(&junk, &json_patch::diff(&junk, &original), &unknown).is_empty());
+        assert!(!check_scope(&junk, &json_patch::diff(&junk, &original), &unknown, &[]).is_empty());
     }
 
     #[test]
@@ -726,5 +744,28 @@ mod tests {
         assert!(v[0].message.contains("maxPatchOperations"), "{v:?}");
         s.max_patch_operations = 3;
         assert!(check_candidate(&s, &original, &candidate).is_ok());
+    }
+
+    #[test]
+    fn inside_an_object_in_error_only_a_stale_side_may_be_dropped() {
+        let original =
+            json!({"spec": {"solver": {"http01": {"class": "nginx"}, "dns01": {"zone": "a"}}}});
+        let fixed = json!({"spec": {"solver": {"dns01": {"zone": "a"}}}});
+        let patch = json_patch::diff(&original, &fixed);
+        let errors = ["/spec/solver"];
+        let v = check_scope(&original, &patch, &errors, &[]);
+        assert!(
+            v[0].message
+                .contains("which value is wrong is the user's decision"),
+            "{v:?}"
+        );
+        let stale = ["/spec/solver/http01".to_string()];
+        assert!(check_scope(&original, &patch, &errors, &stale).is_empty());
+        // The stale side names one value: the other stays the user's decision.
+        let other = json_patch::diff(
+            &original,
+            &json!({"spec": {"solver": {"http01": {"class": "nginx"}}}}),
+        );
+        assert!(!check_scope(&original, &other, &errors, &stale).is_empty());
     }
 }

@@ -376,8 +376,17 @@ fn final_check(
             return Err(unfixable(ctx, std::mem::take(findings), repaired, reason));
         }
     };
-    let lost =
-        crate::certainty::meaning_kept_over(ctx.schema, object, ctx.old_object, &candidate.object);
+    let lost = crate::certainty::meaning_kept_over(
+        ctx.schema,
+        object,
+        ctx.old_object,
+        &crate::certainty::stale_sides(
+            &repaired.object,
+            ctx.old_object,
+            &repaired.validation.errors,
+        ),
+        &candidate.object,
+    );
     if !lost.is_empty() {
         let reason = format!(
             "the repair would not keep what you wrote ({})",

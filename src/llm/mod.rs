@@ -77,6 +77,7 @@ pub fn correct(
         given: object,
         shown: &shown,
         error_pointers: outcome.errors.iter().map(|e| e.pointer.as_str()).collect(),
+        stale: certainty::stale_sides(object, ctx.old_object, &outcome.errors),
     };
     if let Some(rule) = outcome.errors.iter().find(|e| {
         matches!(
@@ -557,6 +558,8 @@ struct Judge<'c, 'a> {
     shown: &'c Value,
     /// Where the errors are: an answer may change nothing else.
     error_pointers: Vec<&'c str>,
+    /// What this UPDATE left stale beside a change, where a rule tests presence.
+    stale: Vec<String>,
 }
 
 impl Judge<'_, '_> {
@@ -657,7 +660,7 @@ impl Judge<'_, '_> {
         }
         let patch = json_patch::diff(given, &candidate);
         violations.extend(
-            guardrails::check_scope(given, &patch, &self.error_pointers)
+            guardrails::check_scope(given, &patch, &self.error_pointers, &self.stale)
                 .into_iter()
                 .filter(|v| {
                     !(enum_is_evidence && self.moved_from_an_error(&candidate, &v.pointer))
@@ -668,6 +671,7 @@ impl Judge<'_, '_> {
             ctx.schema,
             given,
             ctx.old_object,
+            &self.stale,
             &candidate,
         ));
         violations.extend(

@@ -377,6 +377,14 @@ fn part_cut(
             .unwrap_or(after_cut.len());
         after_cut = &after_cut[tail..];
     }
+    if let Some(word) = states_a_difference(&text[..at], after_cut) {
+        return Some(Violation::new(
+            path,
+            format!(
+                "keeps only the number of a change: {word:?} says it is a difference, not the value"
+            ),
+        ));
+    }
     let mut rest = format!("{} {}", &text[..at], after_cut);
     // A URL's scheme is its syntax (`s3://bucket/prefix` → `bucket` leaves no `s3` behind).
     if let Some((scheme, _)) = text.split_once("://").filter(|_| url_host(text).is_some()) {
@@ -402,6 +410,44 @@ fn part_cut(
              remark"
         ),
     ))
+}
+
+/// Words right before a number that make it the size of a change (`"bump by 2Gi"`,
+/// `"another 2"`), and right after it (`"5 below the high threshold"`, `"3 more"`).
+const DIFFERENCE_BEFORE: [&str; 2] = ["by", "another"];
+const DIFFERENCE_AFTER: [&str; 9] = [
+    "more",
+    "less",
+    "fewer",
+    "below",
+    "above",
+    "extra",
+    "additional",
+    "higher",
+    "lower",
+];
+
+/// The word that makes the value between `before` and `after` (the rest of the user's text
+/// around it) a difference from another value rather than the value itself, if any.
+fn states_a_difference(before: &str, after: &str) -> Option<String> {
+    let word = |w: Option<&str>| {
+        w.map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+    };
+    let previous = word(before.split_whitespace().next_back())
+        .filter(|w| DIFFERENCE_BEFORE.contains(&w.as_str()));
+    // Only the next word of the same phrase: `2Gi` is one word, `5 below` two, and in
+    // `"60 (lower than the spot pool)"` the bracket sets a remark about the value apart.
+    let next = after
+        .starts_with(char::is_whitespace)
+        .then(|| after.split_whitespace().next())
+        .flatten()
+        .filter(|w| w.chars().all(char::is_alphabetic))
+        .map(str::to_lowercase)
+        .filter(|w| DIFFERENCE_AFTER.contains(&w.as_str()));
+    previous.or(next)
 }
 
 /// The strings and numbers of `v`, lower-case.
@@ -1092,9 +1138,20 @@ mod tests {
             assert_eq!(v.len(), 1, "{text}: {v:?}");
             assert!(v[0].message.contains("only part"), "{v:?}");
         }
+        // The number of a change is no value.
+        for (text, part) in [
+            ("bump by another 2Gi", json!("2Gi")),
+            ("5 below the high threshold", json!(5)),
+            ("3 more than now", json!(3)),
+        ] {
+            let v = cut(text, json!({"host": part}));
+            assert_eq!(v.len(), 1, "{text}: {v:?}");
+            assert!(v[0].message.contains("a difference"), "{v:?}");
+        }
         // Prose, a remark, and a URL's syntax around its host are no part of the value.
         for (text, part) in [
             ("1.4 or any later patch", json!("1.4")),
+            ("1 over the weekend", json!(1)),
             ("3.11", json!("3")),
             ("3 replicas", json!(3)),
             ("ISRG Root X1   # short chain only", json!("ISRG Root X1")),

@@ -828,15 +828,38 @@ fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
                 .map(Value::Array)
         })
         .collect();
-    if out.is_empty() {
-        out.extend(
-            lists
-                .first()
-                .into_iter()
-                .flat_map(|list| typed_items(list, item)),
-        );
+    // A part that a field with a pattern, a format or an enum accepts (`sg-0a1b…` for an `id`
+    // matching `sg-[0-9a-z]+`) goes there before a free `name`: that schema says more about it.
+    let typed: Vec<Value> = lists
+        .first()
+        .into_iter()
+        .flat_map(|list| typed_items(list, item))
+        .collect();
+    let said_most = typed.first().is_some_and(|first| {
+        first.as_array().is_some_and(|items| {
+            items.iter().all(|i| {
+                i.as_object().is_some_and(|o| {
+                    o.keys().all(|k| {
+                        item.get("properties")
+                            .and_then(|p| p.get(k))
+                            .is_some_and(constrained)
+                    })
+                })
+            })
+        })
+    });
+    if out.is_empty() || said_most {
+        out.retain(|r| !typed.contains(r));
+        out.splice(0..0, typed);
     }
     out
+}
+
+/// Does the schema say something about a string's value (a pattern, a format, an enum)?
+fn constrained(node: &Value) -> bool {
+    ["pattern", "format", "enum"]
+        .iter()
+        .any(|k| node.get(k).is_some())
 }
 
 /// A list of alternatives (`"search.acme.internal, 10.20.30.40"` for items `{dns}` or `{ip}`):
@@ -849,11 +872,6 @@ fn typed_items(list: &Value, item: &Value) -> Vec<Value> {
         item.get("properties").and_then(Value::as_object),
     ) else {
         return Vec::new();
-    };
-    let constrained = |node: &Value| {
-        ["pattern", "format", "enum"]
-            .iter()
-            .any(|k| node.get(k).is_some())
     };
     let mut takers: Vec<Vec<(&String, Value)>> = Vec::new();
     for part in parts {
@@ -1581,7 +1599,9 @@ fn key_value_pairs(s: &str) -> Option<Vec<(&str, String)>> {
     for part in s.split(',') {
         let (k, v) = part.split_once('=')?;
         let (k, v) = (k.trim(), v.trim().trim_start_matches('='));
+        // A key is no command-line flag (`--system-reserved=cpu=1` is the flag's value).
         if k.is_empty()
+            || k.starts_with('-')
             || k.ends_with(crate::certainty::OPERATOR_STARTS)
             || pairs.iter().any(|(seen, _)| *seen == k)
         {
@@ -1596,6 +1616,7 @@ fn key_value_pairs(s: &str) -> Option<Vec<(&str, String)>> {
 fn typed_part(text: &str, node: &Value) -> Option<Value> {
     match schema::type_of(node) {
         "string" => Some(Value::from(text)),
+        "object" => pairs_map(text, node),
         "integer" => text.parse::<i64>().ok().map(Value::from),
         "number" => text.parse::<f64>().ok().and_then(number_value),
         "" if schema::is_int_or_string(node) => Some(
@@ -2007,6 +2028,33 @@ pub fn describe(given: &Value, candidate: &Value) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_flag_named_like_a_map_field_gives_its_pairs() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "systemReserved": {"type": "object", "additionalProperties": {"type": "string"}}}}}});
+        let given = json!({"spec": {"systemReserved": "--system-reserved=cpu=100m,memory=200Mi"}});
+        let sources = Sources {
+            schema: &schema,
+            given: &given,
+            old_object: None,
+            protected: &[],
+        };
+        let p = "/spec/systemReserved";
+        let options = value_readings(
+            &sources,
+            p,
+            &given["spec"]["systemReserved"],
+            schema::node_at(&schema, p).unwrap(),
+        );
+        assert_eq!(
+            options,
+            [vec![Edit::Set(
+                p.into(),
+                json!({"cpu": "100m", "memory": "200Mi"})
+            )]]
+        );
+    }
 
     #[test]
     fn a_stated_number_is_the_number_meant() {

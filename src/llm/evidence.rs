@@ -272,6 +272,13 @@ fn invented(
         {
             return None;
         }
+        // A string made into a map or a list (`"cpu=100m,memory=200Mi"`) holds one amount per
+        // key or item: each one written inside it is one of the amounts the string states.
+        if given.pointer(&leaf.pointer).is_none()
+            && super::readings::among_amounts(&said, &leaf.text)
+        {
+            return None;
+        }
         // The number of the user's amount without its unit is another amount (`"5 minutes"`
         // → `5`), unless the field counts in that unit (checked above).
         let number = leaf.text.parse::<f64>().ok();

@@ -90,9 +90,16 @@ pub fn contradiction(
         .and_then(|n| n.get("description"))
         .and_then(Value::as_str)
         .unwrap_or_default();
+    // Several amounts where the field holds several values (a map of resources, a list) are
+    // one per key or item, not two statements of one value.
+    let holds_one_value = !node.is_some_and(|n| matches!(schema::type_of(n), "object" | "array"));
     named_enum_values(node, text, old)
         .or_else(|| qualified_value(node, text))
-        .or_else(|| different_amounts(text, old, description))
+        .or_else(|| {
+            holds_one_value
+                .then(|| different_amounts(text, old, description))
+                .flatten()
+        })
         .or_else(|| amount_and_count(node, text, old, description))
         .or_else(|| wrong_direction(text, old))
 }
@@ -442,7 +449,7 @@ fn outside_parentheses(text: &str) -> String {
 /// those whose words are part of another named value (`Pre` in `PreStop`) left out.
 pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
     let said = words(text);
-    let named: Vec<(&str, Vec<String>)> = allowed
+    let mut named: Vec<(&str, Vec<String>)> = allowed
         .iter()
         .filter_map(Value::as_str)
         .filter_map(|a| {
@@ -454,6 +461,16 @@ pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
             (!negated).then_some((a, needed))
         })
         .collect();
+    // The words are letters only; a value whose name holds a number (`io2` beside `io1`,
+    // `Windows2022` beside `Windows2019`) is named with its number where the text states one.
+    let digits_said = digit_runs(text);
+    let numbers_named = |a: &str| digit_runs(a).iter().all(|d| digits_said.contains(d));
+    if named
+        .iter()
+        .any(|(a, _)| !digit_runs(a).is_empty() && numbers_named(a))
+    {
+        named.retain(|(a, _)| numbers_named(a));
+    }
     let chosen: Vec<(&str, &Vec<String>)> = named
         .iter()
         .filter(|(a, needed)| {
@@ -479,6 +496,13 @@ pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
         }
     }
     chosen.into_iter().map(|(a, _)| a).collect()
+}
+
+/// The runs of digits in `text` (`"Windows2022"` → `2022`, `"TLS 1.2"` → `1`, `2`).
+fn digit_runs(text: &str) -> Vec<&str> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .filter(|r| !r.is_empty())
+        .collect()
 }
 
 /// A number written with digits, read with the magnitude word after it.
@@ -681,19 +705,23 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
         .map(|w| w.trim_matches('.').to_lowercase())
         .filter(|w| !w.is_empty())
         .collect();
-    let change = match plus_signed(text) {
-        // A plus sign before the number refers to the stored value by itself (`"+2"`).
-        Some(n) => Change::Plus(n),
-        None if said.iter().any(|w| REFERS_TO_STORED.contains(&w.as_str())) => {
-            stated_change(&said)?
+    let (change, unit) = match (plus_signed(text), stated_difference(&said)) {
+        // A plus sign before the number refers to the stored value by itself (`"+2"`), and
+        // so does a difference with its direction (`"bump by 2Gi"`, `"another 2Gi"`).
+        (Some(n), _) => (Change::Plus(n), String::new()),
+        (None, Some((n, unit))) => (Change::Plus(n), unit),
+        (None, None) if said.iter().any(|w| REFERS_TO_STORED.contains(&w.as_str())) => {
+            (stated_change(&said)?, String::new())
         }
-        None => return None,
+        (None, None) => return None,
     };
     // "Twice as often" halves an interval; said of anything else it is no amount.
     let often = said
         .iter()
         .any(|w| matches!(w.as_str(), "often" | "frequently" | "frequent"));
     match old {
+        Value::Number(_) if !unit.is_empty() => None,
+        Value::String(old) if !unit.is_empty() && !old.to_lowercase().ends_with(&unit) => None,
         Value::Number(n) if !often => {
             let new = change.apply(n.as_f64()?);
             if n.is_f64() {
@@ -719,6 +747,39 @@ fn plus_signed(text: &str) -> Option<f64> {
         .chars()
         .all(|c| c.is_alphabetic() || c.is_whitespace())
         .then_some(n)
+}
+
+/// A difference stated with its direction, which refers to the stored value by itself: `by`
+/// after a word that says up or down (`"bump by 2Gi"`, `"reduce it by 2"`), or `another`
+/// (`"another 2Gi"`). The number and its unit (`2Gi` → 2, `gi`; a plain number has none).
+fn stated_difference(said: &[String]) -> Option<(f64, String)> {
+    let number_and_unit = |w: &str| {
+        let split = w
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(w.len());
+        let (number, unit) = w.split_at(split);
+        let n = number.parse::<f64>().ok().or_else(|| number_word(w))?;
+        unit.chars()
+            .all(|c| c.is_ascii_alphabetic())
+            .then(|| (n, if number.is_empty() { "" } else { unit }.to_string()))
+    };
+    let up = said
+        .iter()
+        .any(|w| UPWARDS.contains(&w.as_str()) || w == "another");
+    let down = said.iter().any(|w| DOWNWARDS.contains(&w.as_str()));
+    let mut found = said.windows(2).filter_map(|pair| {
+        let (n, unit) = match pair[0].as_str() {
+            "by" | "another" => number_and_unit(&pair[1])?,
+            _ => return None,
+        };
+        match (up, down) {
+            (true, false) => Some((n, unit)),
+            (false, true) => Some((-n, unit)),
+            _ => None,
+        }
+    });
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
 }
 
 /// Words that refer to the stored value.
@@ -909,6 +970,18 @@ pub fn same_amount(a: &str, b: &str) -> bool {
     }
 }
 
+/// Is `written`'s one amount one of the amounts `text` states (`200Mi` of
+/// `"cpu=100m,memory=200Mi"`)?
+pub fn among_amounts(text: &str, written: &str) -> bool {
+    let written = amounts(written);
+    let [y] = written.as_slice() else {
+        return false;
+    };
+    amounts(text)
+        .iter()
+        .any(|x| x.same_as(y) && (x.value - y.value).abs() < f64::EPSILON * x.value.max(1.0))
+}
+
 /// The number of the one amount `text` states in one part, without its unit (`5` of
 /// `"5 minutes"`): written alone, it is another amount.
 pub fn bare_number(text: &str) -> Option<f64> {
@@ -1022,10 +1095,15 @@ pub fn amount_in_field_unit(
 ) -> Option<Option<f64>> {
     let past = |a: &Amount| old_amount(a, old, description);
     let found: Vec<Amount> = amounts(text).into_iter().filter(|a| !past(a)).collect();
+    let rate = per_time_unit(text);
+    // A count per a time unit (`"100 per minute"`) is a rate: the count alone is that rate
+    // only where the field counts per the same unit (100 per minute is no 100 per second).
+    if found.is_empty() && rate.is_some() && !numbers_said(text).is_empty() {
+        return (rate != per_time_unit(description)).then_some(None);
+    }
     let [amount] = found.as_slice() else {
         return (!found.is_empty()).then_some(None);
     };
-    let rate = per_time_unit(text);
     let same_rate = rate.is_none() || rate == per_time_unit(description);
     Some(
         field_unit(description, amount.dimension)
@@ -1510,6 +1588,19 @@ mod tests {
     }
 
     #[test]
+    fn a_value_whose_name_holds_a_number_is_named_with_it() {
+        let volume = [json!("io1"), json!("io2"), json!("gp3")];
+        assert_eq!(named_values("Provisioned IOPS SSD (io2)", &volume), ["io2"]);
+        let family = [json!("Windows2019"), json!("Windows2022"), json!("AL2023")];
+        assert_eq!(named_values("windows 2022", &family), ["Windows2022"]);
+        // No number stated: the letters name both, as before (only the user can say which).
+        assert_eq!(
+            named_values("a windows node", &family),
+            ["Windows2019", "Windows2022"]
+        );
+    }
+
+    #[test]
     fn a_negated_value_is_not_a_reading() {
         let value = json!("SelfCertified, not CatalogProvided");
         assert_eq!(contradiction(Some(&policy_node()), &value, None), None);
@@ -1626,6 +1717,14 @@ mod tests {
             );
             assert!(c.to_string().contains("two different amounts"));
         }
+        assert!(among_amounts("cpu=100m,memory=200Mi,storage=1Gi", "200Mi"));
+        assert!(!among_amounts("cpu=100m,memory=200Mi,storage=1Gi", "2Gi"));
+        // A map or a list holds one amount per key or item.
+        let map = json!({"type": "object", "additionalProperties": {"type": "string"}});
+        let flag = json!("--system-reserved=cpu=100m,memory=200Mi,ephemeral-storage=1Gi");
+        assert_eq!(contradiction(Some(&map), &flag, None), None);
+        let scalar = json!({"type": "string"});
+        assert!(contradiction(Some(&scalar), &json!("512Mi (1 GiB)"), None).is_some());
     }
 
     #[test]
@@ -1731,6 +1830,12 @@ mod tests {
         );
         // A plus sign states a change by itself; a minus sign is a value of its own (`-1`).
         assert_eq!(rel("+2", json!(3)), Some(json!(5)));
+        // A difference with its direction refers to the stored value by itself, in its unit.
+        assert_eq!(rel("bump by another 2Gi", json!("4Gi")), Some(json!("6Gi")));
+        assert_eq!(rel("reduce by 2", json!(5)), Some(json!(3)));
+        assert_eq!(rel("bump by another 2Gi", json!("4096Mi")), None);
+        assert_eq!(rel("bump by another 2Gi", json!(4)), None);
+        assert_eq!(rel("signed by 2 people", json!(4)), None);
         assert_eq!(rel("+2 nodes", json!(3)), Some(json!(5)));
         assert_eq!(rel("-1", json!(3)), None);
         assert_eq!(rel("+2, then -1", json!(3)), None);
@@ -1867,6 +1972,20 @@ mod tests {
         assert_eq!(
             amount_in_field_unit("1.5s", "In whole minutes.", None),
             Some(None)
+        );
+        // A count per a time unit is a rate: the count alone only per the field's own unit.
+        let per_period = "Requests allowed per period on average.";
+        assert_eq!(
+            amount_in_field_unit("100 per minute", per_period, None),
+            Some(None)
+        );
+        assert_eq!(
+            amount_in_field_unit("100 requests/min", "Requests per second.", None),
+            Some(None)
+        );
+        assert_eq!(
+            amount_in_field_unit("100 per second", "Requests per second.", None),
+            None
         );
         // Plain numbers are not amounts.
         assert_eq!(amount_in_field_unit("3 replicas", seconds, None), None);

@@ -828,8 +828,9 @@ fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
                 .map(Value::Array)
         })
         .collect();
-    // A part that a field with a pattern, a format or an enum accepts (`sg-0a1b…` for an `id`
-    // matching `sg-[0-9a-z]+`) goes there before a free `name`: that schema says more about it.
+    // A part that a field with a pattern, a format, an enum or a type other than text accepts
+    // (`sg-0a1b…` for an `id` matching `sg-[0-9a-z]+`, `53/udp` for `{port, protocol}`) goes
+    // there before a free `name`: that schema says more about it.
     let typed: Vec<Value> = lists
         .first()
         .into_iter()
@@ -842,7 +843,7 @@ fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
                     o.keys().all(|k| {
                         item.get("properties")
                             .and_then(|p| p.get(k))
-                            .is_some_and(constrained)
+                            .is_some_and(|n| constrained(n) || schema::type_of(n) != "string")
                     })
                 })
             })
@@ -863,9 +864,12 @@ fn constrained(node: &Value) -> bool {
 }
 
 /// A list of alternatives (`"search.acme.internal, 10.20.30.40"` for items `{dns}` or `{ip}`):
-/// each part in the one field of the item whose schema takes it. A part several fields take
-/// is placed in each of them in turn, the field whose schema says most about its values
-/// (a pattern, a format, an enum) first: two readings, never a certain one.
+/// each part in the one field of the item whose schema takes it, or, a part holding one `/` or
+/// `:` (`"53/udp"`), its two pieces in two fields whose schemas say what they take (`port`, an
+/// integer, and `protocol`, an enum: `{port: 53, protocol: UDP}`). A part several fields take
+/// is placed in each of them in turn, the placement whose fields' schemas say most about their
+/// values (a type other than text, a pattern, a format, an enum) first: two readings, never a
+/// certain one.
 fn typed_items(list: &Value, item: &Value) -> Vec<Value> {
     let (Some(parts), Some(properties)) = (
         list.as_array(),
@@ -873,22 +877,49 @@ fn typed_items(list: &Value, item: &Value) -> Vec<Value> {
     ) else {
         return Vec::new();
     };
-    let mut takers: Vec<Vec<(&String, Value)>> = Vec::new();
+    let says_most = |name: &str| {
+        properties
+            .get(name)
+            .is_some_and(|n| constrained(n) || schema::type_of(n) != "string")
+    };
+    let scalar = |child: &Value| {
+        matches!(schema::type_of(child), "string" | "integer" | "number")
+            || schema::is_int_or_string(child)
+    };
+    let place = |text: &str, child: &Value| {
+        typed_part(text, child).filter(|v| crate::certainty::accepts(child, v))
+    };
+    let mut takers: Vec<Vec<Map<String, Value>>> = Vec::new();
     for part in parts {
         // A part with a blank in it is prose, not a value (a piece cut from a string is one).
         let Some(text) = part.as_str().filter(|t| !t.contains(char::is_whitespace)) else {
             return Vec::new();
         };
-        let mut found: Vec<(&String, Value)> = properties
+        let mut found: Vec<Map<String, Value>> = properties
             .iter()
             .filter(|(_, child)| schema::type_of(child) == "string")
             .filter_map(|(name, child)| {
-                typed_part(text, child)
-                    .filter(|v| crate::certainty::accepts(child, v))
-                    .map(|v| (name, v))
+                place(text, child).map(|v| Map::from_iter([(name.clone(), v)]))
             })
             .collect();
-        found.sort_by_key(|(name, _)| !constrained(&properties[name.as_str()]));
+        let pieces = text.split_once('/').or_else(|| text.split_once(':'));
+        if let Some((a, b)) =
+            pieces.filter(|(a, b)| !a.is_empty() && !b.is_empty() && !b.contains(['/', ':']))
+        {
+            for (first, one) in properties.iter().filter(|(_, c)| scalar(c)) {
+                for (second, other) in properties.iter().filter(|(_, c)| scalar(c)) {
+                    if first == second || !says_most(first) || !says_most(second) {
+                        continue;
+                    }
+                    if let (Some(x), Some(y)) = (place(a, one), place(b, other)) {
+                        found.push(Map::from_iter([(first.clone(), x), (second.clone(), y)]));
+                    }
+                }
+            }
+        }
+        found.sort_by_key(|placed| {
+            std::cmp::Reverse(placed.keys().filter(|k| says_most(k)).count())
+        });
         if found.is_empty() {
             return Vec::new();
         }
@@ -898,15 +929,12 @@ fn typed_items(list: &Value, item: &Value) -> Vec<Value> {
         // One field: a plain list of references, read elsewhere.
         return Vec::new();
     }
-    // Each part in its first field, or in its last.
+    // Each part in its first placement, or in its last.
     let build = |last: bool| {
         Value::Array(
             takers
                 .iter()
-                .map(|t| {
-                    let (name, v) = &t[if last { t.len() - 1 } else { 0 }];
-                    serde_json::json!({ name.as_str(): v })
-                })
+                .map(|t| Value::Object(t[if last { t.len() - 1 } else { 0 }].clone()))
                 .collect(),
         )
     };
@@ -1615,7 +1643,16 @@ fn key_value_pairs(s: &str) -> Option<Vec<(&str, String)>> {
 /// `text` as a value of the schema node's type, when it is one.
 fn typed_part(text: &str, node: &Value) -> Option<Value> {
     match schema::type_of(node) {
-        "string" => Some(Value::from(text)),
+        // An allowed value in another case is that value (`tcp` for `TCP`).
+        "string" => Some(Value::from(
+            node.get("enum")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .find(|a| a.eq_ignore_ascii_case(text))
+                .unwrap_or(text),
+        )),
         "object" => pairs_map(text, node),
         "integer" => text.parse::<i64>().ok().map(Value::from),
         "number" => text.parse::<f64>().ok().and_then(number_value),
@@ -2028,6 +2065,28 @@ pub fn describe(given: &Value, candidate: &Value) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_part_goes_to_the_fields_whose_schemas_say_most() {
+        let item = json!({"type": "object", "required": ["port"], "properties": {
+            "name": {"type": "string"},
+            "port": {"type": "integer"},
+            "protocol": {"type": "string", "enum": ["TCP", "UDP"]}}});
+        let readings = typed_items(&json!(["22/tcp", "53/udp"]), &item);
+        assert_eq!(
+            readings[0],
+            json!([{"port": 22, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}])
+        );
+        // Never the only reading: the pieces fit free text too.
+        assert!(readings.len() > 1);
+        // Two pieces that only free text takes are no split.
+        let free = json!({"type": "object", "properties": {
+            "namespace": {"type": "string"}, "name": {"type": "string"}}});
+        let readings = typed_items(&json!(["team-a:auth"]), &free);
+        assert!(readings
+            .iter()
+            .all(|r| r[0].as_object().unwrap().len() == 1));
+    }
 
     #[test]
     fn a_flag_named_like_a_map_field_gives_its_pairs() {

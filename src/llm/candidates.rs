@@ -673,6 +673,7 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
             }
         }
         "object" => {
+            out.extend(counted_object(s, node));
             out.extend(flags_object(s, node));
             out.extend(pair_object(s, node));
             out.extend(label_map(s, node));
@@ -943,6 +944,39 @@ fn typed_items(list: &Value, item: &Value) -> Vec<Value> {
         out.push(build(true));
     }
     out
+}
+
+/// A sentence where an object belongs, whose numbers each count one of its number properties
+/// (`"2 sockets x 2 cores, no hyperthreading"` for `{sockets, cores, threads}` is `{sockets: 2,
+/// cores: 2}`): the word right after each number names the property (its name, or its name
+/// with a plural `s`). Every number must count one, and none twice; the other words are left
+/// behind, so it is a proposal.
+fn counted_object(s: &str, node: &Value) -> Option<Value> {
+    let properties = node.get("properties")?.as_object()?;
+    let tokens: Vec<&str> = s
+        .split(|c: char| !(c.is_alphanumeric() || c == '.'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let numbers = super::readings::numbers_said(s).len();
+    let mut out = Map::new();
+    for pair in tokens.windows(2) {
+        let Ok(n) = pair[0].parse::<i64>() else {
+            continue;
+        };
+        let word = pair[1].to_lowercase();
+        let named = properties.iter().find(|(name, child)| {
+            matches!(schema::type_of(child), "integer" | "number")
+                && (name.to_lowercase() == word
+                    || name.to_lowercase().trim_end_matches('s') == word.trim_end_matches('s'))
+        });
+        let (name, child) = named?;
+        let value = Value::from(n);
+        if out.contains_key(name) || !crate::certainty::accepts(child, &value) {
+            return None;
+        }
+        out.insert(name.clone(), value);
+    }
+    (!out.is_empty() && out.len() == numbers).then_some(Value::Object(out))
 }
 
 /// `name=value` as the object's name and value fields (`{name, value}`, `{key, value}`): a Helm
@@ -2086,6 +2120,26 @@ mod tests {
         assert!(readings
             .iter()
             .all(|r| r[0].as_object().unwrap().len() == 1));
+    }
+
+    #[test]
+    fn a_sentence_whose_numbers_count_properties_gives_them() {
+        let cpu = json!({"type": "object", "properties": {
+            "sockets": {"type": "integer", "minimum": 1},
+            "cores": {"type": "integer", "minimum": 1},
+            "model": {"type": "string"}}});
+        assert_eq!(
+            counted_object("2 sockets x 2 cores, no hyperthreading", &cpu),
+            Some(json!({"sockets": 2, "cores": 2}))
+        );
+        assert_eq!(
+            counted_object("1 socket", &cpu),
+            Some(json!({"sockets": 1}))
+        );
+        // A number that counts nothing the object has, or a property counted twice: no reading.
+        assert_eq!(counted_object("2 sockets, 8 threads", &cpu), None);
+        assert_eq!(counted_object("2 cores or 4 cores", &cpu), None);
+        assert_eq!(counted_object("0 cores", &cpu), None);
     }
 
     #[test]

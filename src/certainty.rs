@@ -951,6 +951,12 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
                     if let Some(why) = prose_items(schema, &path, old, value) {
                         return Err(why);
                     }
+                    if old.is_array() && value.is_string() {
+                        return Err(format!(
+                            "{path}: the list's items are joined into one text with line breaks \
+                             you did not write"
+                        ));
+                    }
                     value_words(schema, &path, old, &mut removed, 0);
                 }
                 value_words(schema, &path, value, &mut added, 0);

@@ -586,6 +586,19 @@ fn lines_as_map(items: &[Value], node: &Value) -> Option<Value> {
     Some(Value::Object(map))
 }
 
+/// A list of lines where one free text belongs (`userData: ["#!/bin/bash", "sysctl --system"]`)
+/// is those lines, one after the other. Only lines (items holding a blank), never names: a list
+/// of names where one name belongs is no text. The line breaks are crfix's: a proposal.
+fn lines_as_text(items: &[Value], node: &Value) -> Option<Value> {
+    let free_text = schema::type_of(node) == "string"
+        && ["pattern", "format", "enum"]
+            .iter()
+            .all(|k| node.get(k).is_none());
+    let lines: Vec<&str> = items.iter().map(Value::as_str).collect::<Option<_>>()?;
+    (free_text && lines.len() > 1 && lines.iter().any(|l| l.contains(char::is_whitespace)))
+        .then(|| Value::from(lines.join("\n")))
+}
+
 /// A value as the syntax it was written in reads it: quotes around it are that syntax's, not
 /// part of the value (`hostname: "rabbit.example"` in a manifest's line is `rabbit.example`).
 /// Read as YAML, whose double-quoted scalars take JSON's escapes and single-quoted ones `''`.
@@ -622,7 +635,10 @@ fn rewrites_over(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value>
 
 fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
     if let Value::Array(items) = value {
-        return lines_as_map(items, node).into_iter().collect();
+        return lines_as_map(items, node)
+            .into_iter()
+            .chain(lines_as_text(items, node))
+            .collect();
     }
     let Value::String(s) = value else {
         return Vec::new();
@@ -2140,6 +2156,20 @@ mod tests {
         assert_eq!(counted_object("2 sockets, 8 threads", &cpu), None);
         assert_eq!(counted_object("2 cores or 4 cores", &cpu), None);
         assert_eq!(counted_object("0 cores", &cpu), None);
+    }
+
+    #[test]
+    fn a_list_of_lines_where_one_text_belongs_is_those_lines() {
+        let text = json!({"type": "string"});
+        let lines = [json!("#!/bin/bash"), json!("sysctl --system")];
+        assert_eq!(
+            lines_as_text(&lines, &text),
+            Some(json!("#!/bin/bash\nsysctl --system"))
+        );
+        // Names are no lines, and a field with a pattern takes no text made of them.
+        assert_eq!(lines_as_text(&[json!("a"), json!("b")], &text), None);
+        let named = json!({"type": "string", "pattern": "^[a-z]+$"});
+        assert_eq!(lines_as_text(&lines, &named), None);
     }
 
     #[test]

@@ -138,7 +138,8 @@ pub fn meaning_kept_over(
                 if let Some(v) = separator_wrapped(&path, given, value) {
                     out.push(v);
                 }
-                if let Some(v) = split_inside_items(&path, before, value) {
+                let stored = old.and_then(|o| o.pointer(&path));
+                if let Some(v) = split_inside_items(&path, before, stored, value) {
                     out.push(v);
                 }
                 if let Some(v) = operator_cut(&path, before, value) {
@@ -150,7 +151,6 @@ pub fn meaning_kept_over(
                 if let Some(v) = placeholder_replaced(&path, before, candidate) {
                     out.push(v);
                 }
-                let stored = old.and_then(|o| o.pointer(&path));
                 if let Some(v) = part_cut(&path, before, value, stored, given, candidate) {
                     out.push(v);
                 }
@@ -258,17 +258,28 @@ fn separator_wrapped(path: &str, given: &Value, after: &Value) -> Option<Violati
 
 /// `"hostssl a,b app; host all"` → `["hostssl a", "b app", "host all"]`: a list split at a
 /// weaker separator than the one the text divides its items with cuts an item in two.
-fn split_inside_items(path: &str, before: Option<&Value>, after: &Value) -> Option<Violation> {
+/// On UPDATE the stored list's own items are no parts of the text (`"same as before, plus X"`).
+fn split_inside_items(
+    path: &str,
+    before: Option<&Value>,
+    stored: Option<&Value>,
+    after: &Value,
+) -> Option<Violation> {
     let Value::String(text) = before? else {
         return None;
     };
-    let items = after.as_array()?;
+    let stored_items = stored.and_then(Value::as_array);
+    let items = after
+        .as_array()?
+        .iter()
+        .filter(|i| !stored_items.is_some_and(|s| s.contains(i)))
+        .count();
     let separator = item_separator(text)?;
     let parts = text
         .split(separator)
         .filter(|p| !p.trim().is_empty())
         .count();
-    (items.len() > parts).then(|| {
+    (items > parts).then(|| {
         Violation::new(
             path,
             format!(
@@ -1267,6 +1278,11 @@ mod tests {
         assert!(meaning_kept(&s, &given, &whole).is_empty());
         let given = object(json!({"names": "a, b, c"}));
         assert!(meaning_kept(&s, &given, &object(json!({"names": ["a", "b", "c"]}))).is_empty());
+        // On UPDATE the stored items are no parts of the text.
+        let given = object(json!({"names": "same as before, plus c-1"}));
+        let old = object(json!({"names": ["a-1", "b-1"]}));
+        let added = object(json!({"names": ["a-1", "b-1", "c-1"]}));
+        assert!(meaning_kept_over(&s, &given, Some(&old), &[], &added).is_empty());
     }
 
     #[test]

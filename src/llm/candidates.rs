@@ -625,12 +625,48 @@ fn rewrites_over(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value>
     let mut out = rewrites_of(value, node, old);
     // An amount stated relative to the stored one (`"double it"`) is read first.
     if let (Value::String(s), Some(old)) = (value, old) {
-        if let Some(relative) = super::readings::relative_amount(s, old) {
+        let relative = super::readings::relative_amount(s, old).or_else(|| relative_list(s, old));
+        if let Some(relative) = relative {
             out.retain(|v| v != &relative);
             out.insert(0, relative);
         }
     }
     out
+}
+
+/// On UPDATE, a list stated relative to the stored one (`"same as before, plus
+/// X-Auth-Request-Groups for the RBAC check"` over `[X-Auth-Request-User]`): the stored items,
+/// then the names the text adds (words with a separator or a digit inside that the stored list
+/// lacks). A word that refers to the stored value and one that adds (`plus`, `add`, `also`,
+/// `and`) must both be said; a proposal, like every relative reading.
+fn relative_list(text: &str, old: &Value) -> Option<Value> {
+    let stored: Vec<&str> = old
+        .as_array()?
+        .iter()
+        .map(Value::as_str)
+        .collect::<Option<_>>()?;
+    let lower = text.to_lowercase();
+    let said: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let refers = lower.contains("same as") || super::readings::refers_to_stored(&said);
+    let adds = said
+        .iter()
+        .any(|w| matches!(*w, "plus" | "add" | "adding" | "also" | "and"));
+    if !refers || !adds {
+        return None;
+    }
+    let mut items: Vec<Value> = stored.iter().map(|s| Value::from(*s)).collect();
+    for word in words(text) {
+        if looks_like_name(&word)
+            && !stored.contains(&word.as_str())
+            && !items.contains(&Value::from(word.as_str()))
+        {
+            items.push(Value::from(word));
+        }
+    }
+    (items.len() > stored.len()).then_some(Value::Array(items))
 }
 
 fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
@@ -2170,6 +2206,28 @@ mod tests {
         assert_eq!(lines_as_text(&[json!("a"), json!("b")], &text), None);
         let named = json!({"type": "string", "pattern": "^[a-z]+$"});
         assert_eq!(lines_as_text(&lines, &named), None);
+    }
+
+    #[test]
+    fn a_list_stated_relative_to_the_stored_one_adds_its_names() {
+        let old = json!(["X-Auth-Request-User", "X-Auth-Request-Email"]);
+        assert_eq!(
+            relative_list(
+                "same as before, plus X-Auth-Request-Groups for the RBAC check",
+                &old
+            ),
+            Some(json!([
+                "X-Auth-Request-User",
+                "X-Auth-Request-Email",
+                "X-Auth-Request-Groups"
+            ]))
+        );
+        // No word refers to the stored list, or none adds: no reading.
+        assert_eq!(
+            relative_list("X-Auth-Request-Groups and X-Other", &old),
+            None
+        );
+        assert_eq!(relative_list("same as before", &old), None);
     }
 
     #[test]

@@ -782,6 +782,11 @@ fn stated_difference(said: &[String]) -> Option<(f64, String)> {
     found.next().is_none().then_some(first)
 }
 
+/// Does one of `said` (lower-case words) refer to the stored value (`before`, `current`)?
+pub fn refers_to_stored(said: &[&str]) -> bool {
+    said.iter().any(|w| REFERS_TO_STORED.contains(w))
+}
+
 /// Words that refer to the stored value.
 const REFERS_TO_STORED: [&str; 11] = [
     "before",

@@ -289,6 +289,19 @@ fn invented(
                 quote(v)
             )));
         }
+        // A count per a time unit the field does not count per (`"100 per minute"` where it
+        // counts per a `period`): the count alone is another rate.
+        let description = crate::schema::node_at(schema, &leaf.pointer)
+            .and_then(|node| node.get("description"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if number.is_some_and(|n| super::readings::rate_dropped(&said, description, n)) {
+            return Some(violation(format!(
+                "{} drops the time unit of the rate {}: the field does not count per that unit",
+                quote_str(&leaf.text),
+                quote(v)
+            )));
+        }
         // An amount written in place of a value must be that value's amount: a unit is
         // meaning too (`90` → `"90h"`, `"30 days"` → `"30h"` invent one).
         if let Some(amount) = super::readings::single_amount(&leaf.text) {

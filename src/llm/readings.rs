@@ -1120,6 +1120,16 @@ pub fn amount_in_field_unit(
     )
 }
 
+/// Is `number` the count of a rate `text` states per a time unit the field's `description`
+/// does not count per (`100` of `"100 per minute"` where the field counts per a `period`)?
+pub fn rate_dropped(text: &str, description: &str, number: f64) -> bool {
+    let rate = per_time_unit(text);
+    rate.is_some()
+        && amounts(text).is_empty()
+        && rate != per_time_unit(description)
+        && numbers_said(text).iter().any(|n| n.value == number)
+}
+
 /// Is `number`, in a field of that `description`, the one amount `text` states (`300` in a
 /// field counted in seconds is `"5 minutes"`)?
 pub fn same_amount_in_field_unit(
@@ -1992,6 +2002,12 @@ mod tests {
             amount_in_field_unit("100 per second", "Requests per second.", None),
             None
         );
+        assert!(rate_dropped("100 per minute", per_period, 100.0));
+        assert!(!rate_dropped(
+            "100 per second",
+            "Requests per second.",
+            100.0
+        ));
         // Plain numbers are not amounts.
         assert_eq!(amount_in_field_unit("3 replicas", seconds, None), None);
         assert!(same_amount_in_field_unit(

@@ -590,10 +590,7 @@ fn lines_as_map(items: &[Value], node: &Value) -> Option<Value> {
 /// is those lines, one after the other. Only lines (items holding a blank), never names: a list
 /// of names where one name belongs is no text. The line breaks are crfix's: a proposal.
 fn lines_as_text(items: &[Value], node: &Value) -> Option<Value> {
-    let free_text = schema::type_of(node) == "string"
-        && ["pattern", "format", "enum"]
-            .iter()
-            .all(|k| node.get(k).is_none());
+    let free_text = !says_what_it_takes(node);
     let lines: Vec<&str> = items.iter().map(Value::as_str).collect::<Option<_>>()?;
     (free_text && lines.len() > 1 && lines.iter().any(|l| l.contains(char::is_whitespace)))
         .then(|| Value::from(lines.join("\n")))
@@ -896,7 +893,7 @@ fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
                     o.keys().all(|k| {
                         item.get("properties")
                             .and_then(|p| p.get(k))
-                            .is_some_and(|n| constrained(n) || schema::type_of(n) != "string")
+                            .is_some_and(says_what_it_takes)
                     })
                 })
             })
@@ -909,11 +906,13 @@ fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
     out
 }
 
-/// Does the schema say something about a string's value (a pattern, a format, an enum)?
-fn constrained(node: &Value) -> bool {
-    ["pattern", "format", "enum"]
-        .iter()
-        .any(|k| node.get(k).is_some())
+/// Does the schema say what values it takes: a type other than text, or a pattern, a format
+/// or an enum? A free string takes any part, so it says nothing about one.
+fn says_what_it_takes(node: &Value) -> bool {
+    schema::type_of(node) != "string"
+        || ["pattern", "format", "enum"]
+            .iter()
+            .any(|k| node.get(k).is_some())
 }
 
 /// A list of alternatives (`"search.acme.internal, 10.20.30.40"` for items `{dns}` or `{ip}`):
@@ -930,11 +929,7 @@ fn typed_items(list: &Value, item: &Value) -> Vec<Value> {
     ) else {
         return Vec::new();
     };
-    let says_most = |name: &str| {
-        properties
-            .get(name)
-            .is_some_and(|n| constrained(n) || schema::type_of(n) != "string")
-    };
+    let says_most = |name: &str| properties.get(name).is_some_and(says_what_it_takes);
     let scalar = |child: &Value| {
         matches!(schema::type_of(child), "string" | "integer" | "number")
             || schema::is_int_or_string(child)

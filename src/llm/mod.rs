@@ -241,7 +241,20 @@ fn choose(
     if offered.more_possible {
         doubts.push("crfix did not try every combination of readings".into());
     }
-    if let Err(why) = certainty::lossless(judge.ctx.schema, judge.given, &list[chosen].object) {
+    let stale_dropped: Vec<String> = judge
+        .stale
+        .iter()
+        .filter(|p| list[chosen].object.pointer(p).is_none())
+        .map(|p| pointer::to_field_path(p))
+        .collect();
+    if !stale_dropped.is_empty() {
+        doubts.push(format!(
+            "the fix drops {}, which this update left as stored beside your change",
+            stale_dropped.join(", ")
+        ));
+    } else if let Err(why) =
+        certainty::lossless(judge.ctx.schema, judge.given, &list[chosen].object)
+    {
         doubts.push(format!("the fix {why} (not only your own words, reshaped)"));
     }
     for summary in [

@@ -1139,3 +1139,53 @@ fn a_value_no_error_is_at_may_not_be_dropped_to_satisfy_a_rule_around_it() {
         "{out:?}"
     );
 }
+
+/// On UPDATE the stale side of a presence rule may be dropped by a candidate, and nothing else
+/// the user wrote inside the object in error may.
+#[test]
+fn only_the_stale_side_of_a_presence_rule_may_be_dropped() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "solver": {"type": "object",
+            "x-kubernetes-validations": [{"rule": "has(self.http01) != has(self.dns01)"}],
+            "properties": {
+                "http01": {"type": "object", "properties": {"class": {"type": "string"}}},
+                "dns01": {"type": "object", "properties": {"zone": {"type": "string"}}}}}}}}});
+    let old = json!({"spec": {"solver": {"http01": {"class": "nginx"}}}});
+    let given = json!({"spec": {"solver": {"http01": {"class": "nginx"}, "dns01": {"zone": "a"}}}});
+    let errors = [FieldError {
+        pointer: "/spec/solver".into(),
+        kind: ErrorKind::Cel {
+            rule: "has(self.http01) != has(self.dns01)".into(),
+            reason: "FieldValueInvalid".into(),
+            transition: false,
+        },
+        message: "exactly one".into(),
+    }];
+    let settings = choice_settings();
+    let ctx = RepairContext {
+        schema: &schema,
+        old_object: Some(&old),
+        settings: &settings,
+        options: ValidateOptions {
+            report_unknown_fields: true,
+            crd_accepted: false,
+        },
+    };
+    let shown = prompt::for_prompt(&given);
+    let judge = Judge {
+        ctx: &ctx,
+        given: &given,
+        shown: &shown,
+        error_pointers: vec!["/spec/solver"],
+        stale: certainty::stale_sides(&given, Some(&old), &errors),
+    };
+    let drops_stale = json!({"spec": {"solver": {"dns01": {"zone": "a"}}}});
+    assert!(judge.check("", drops_stale, 0, true).is_ok());
+    let drops_new = json!({"spec": {"solver": {"http01": {"class": "nginx"}}}});
+    let refused = judge.check("", drops_new, 0, true).unwrap_err();
+    assert!(
+        refused.summary.contains("broke guardrails"),
+        "{}",
+        refused.summary
+    );
+}

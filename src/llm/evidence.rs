@@ -261,55 +261,10 @@ fn invented(
     };
     let replaced = replaced_scalar(given, &leaf.pointer);
     if let Some(v) = replaced {
-        // The user's amount in another unit (`"90 days"` → `2160h`) invents nothing.
-        // (A comment glued into the user's value is a remark: its amounts are not the value's.)
-        let said = scalar_text(v);
-        if super::readings::same_amount(super::readings::value_before_comment(&said), &leaf.text)
-            || in_field_unit(schema, &leaf.pointer, v, &leaf.text, old_object)
-            || super::readings::names_built_in_kind(&scalar_text(v), &leaf.text)
-            || relative_to_old(v, old_object, &leaf.pointer, &leaf.text)
-            || super::readings::scaled_number(&scalar_text(v), &leaf.text)
-        {
-            return None;
-        }
-        // A string made into a map or a list (`"cpu=100m,memory=200Mi"`) holds one amount per
-        // key or item: each one written inside it is one of the amounts the string states.
-        if given.pointer(&leaf.pointer).is_none()
-            && super::readings::among_amounts(&said, &leaf.text)
-        {
-            return None;
-        }
-        // The number of the user's amount without its unit is another amount (`"5 minutes"`
-        // → `5`), unless the field counts in that unit (checked above).
-        let number = leaf.text.parse::<f64>().ok();
-        if number.is_some() && number == super::readings::bare_number(&scalar_text(v)) {
-            return Some(violation(format!(
-                "{} drops the unit of {}: the field's description names no unit it is counted in",
-                quote_str(&leaf.text),
-                quote(v)
-            )));
-        }
-        // A count per a time unit the field does not count per (`"100 per minute"` where it
-        // counts per a `period`): the count alone is another rate.
-        let description = crate::schema::node_at(schema, &leaf.pointer)
-            .and_then(|node| node.get("description"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if number.is_some_and(|n| super::readings::rate_dropped(&said, description, n)) {
-            return Some(violation(format!(
-                "{} drops the time unit of the rate {}: the field does not count per that unit",
-                quote_str(&leaf.text),
-                quote(v)
-            )));
-        }
-        // An amount written in place of a value must be that value's amount: a unit is
-        // meaning too (`90` → `"90h"`, `"30 days"` → `"30h"` invent one).
-        if let Some(amount) = super::readings::single_amount(&leaf.text) {
-            return Some(violation(format!(
-                "{} is not the amount of the value it replaces ({})",
-                quote_str(&amount),
-                quote(v)
-            )));
+        match amount_against(leaf, schema, given, old_object, v) {
+            Some(Ok(())) => return None,
+            Some(Err(message)) => return Some(violation(message)),
+            None => {}
         }
     }
     let (own, place) = match replaced {
@@ -344,6 +299,69 @@ fn invented(
             quote_str(&missing)
         ))
     })
+}
+
+/// The written `leaf` against the amount of the user's scalar `v` it replaces: `Some(Ok(()))`
+/// when it restates that amount (in another unit, counted in the field's unit, relative to the
+/// stored value, scaled, or one of the amounts of a string made into a map or list),
+/// `Some(Err(why))` when it drops or changes the unit, `None` when amounts say nothing (its
+/// words are checked next).
+fn amount_against(
+    leaf: &Leaf,
+    schema: &Value,
+    given: &Value,
+    old_object: Option<&Value>,
+    v: &Value,
+) -> Option<Result<(), String>> {
+    // The user's amount in another unit (`"90 days"` → `2160h`) invents nothing.
+    // (A comment glued into the user's value is a remark: its amounts are not the value's.)
+    let said = scalar_text(v);
+    if super::readings::same_amount(super::readings::value_before_comment(&said), &leaf.text)
+        || in_field_unit(schema, &leaf.pointer, v, &leaf.text, old_object)
+        || super::readings::names_built_in_kind(&said, &leaf.text)
+        || relative_to_old(v, old_object, &leaf.pointer, &leaf.text)
+        || super::readings::scaled_number(&said, &leaf.text)
+    {
+        return Some(Ok(()));
+    }
+    // A string made into a map or a list (`"cpu=100m,memory=200Mi"`) holds one amount per
+    // key or item: each one written inside it is one of the amounts the string states.
+    if given.pointer(&leaf.pointer).is_none() && super::readings::among_amounts(&said, &leaf.text) {
+        return Some(Ok(()));
+    }
+    // The number of the user's amount without its unit is another amount (`"5 minutes"`
+    // → `5`), unless the field counts in that unit (checked above).
+    let number = leaf.text.parse::<f64>().ok();
+    if number.is_some() && number == super::readings::bare_number(&said) {
+        return Some(Err(format!(
+            "{} drops the unit of {}: the field's description names no unit it is counted in",
+            quote_str(&leaf.text),
+            quote(v)
+        )));
+    }
+    // A count per a time unit the field does not count per (`"100 per minute"` where it
+    // counts per a `period`): the count alone is another rate.
+    let description = crate::schema::node_at(schema, &leaf.pointer)
+        .and_then(|node| node.get("description"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if number.is_some_and(|n| super::readings::rate_dropped(&said, description, n)) {
+        return Some(Err(format!(
+            "{} drops the time unit of the rate {}: the field does not count per that unit",
+            quote_str(&leaf.text),
+            quote(v)
+        )));
+    }
+    // An amount written in place of a value must be that value's amount: a unit is
+    // meaning too (`90` → `"90h"`, `"30 days"` → `"30h"` invent one).
+    if let Some(amount) = super::readings::single_amount(&leaf.text) {
+        return Some(Err(format!(
+            "{} is not the amount of the value it replaces ({})",
+            quote_str(&amount),
+            quote(v)
+        )));
+    }
+    None
 }
 
 /// The number of the user's `leaf` that the answer drops: one no written value has, that is

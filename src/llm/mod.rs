@@ -186,6 +186,26 @@ struct Asked {
     summary: Option<String>,
 }
 
+/// Why the chosen `fix` is more than the user's own words reshaped, if it is: it drops the
+/// stale side of a rule this update left beside its change, or words are dropped or added.
+fn not_a_reshaping(judge: &Judge, fix: &Value) -> Option<String> {
+    let stale_dropped: Vec<String> = judge
+        .stale
+        .iter()
+        .filter(|p| fix.pointer(p).is_none())
+        .map(|p| pointer::to_field_path(p))
+        .collect();
+    if !stale_dropped.is_empty() {
+        return Some(format!(
+            "the fix drops {}, which this update left as stored beside your change",
+            stale_dropped.join(", ")
+        ));
+    }
+    certainty::lossless(judge.ctx.schema, judge.given, fix)
+        .err()
+        .map(|why| format!("the fix {why} (not only your own words, reshaped)"))
+}
+
 /// The model picks one of the `offered` candidates by number, or 0. Every candidate already
 /// passed what an answer must pass, so the question is only which reading the user meant, and
 /// a small model's pick carries a strong position bias (docs/llm.md, "Certainty"): with two or
@@ -241,22 +261,7 @@ fn choose(
     if offered.more_possible {
         doubts.push("crfix did not try every combination of readings".into());
     }
-    let stale_dropped: Vec<String> = judge
-        .stale
-        .iter()
-        .filter(|p| list[chosen].object.pointer(p).is_none())
-        .map(|p| pointer::to_field_path(p))
-        .collect();
-    if !stale_dropped.is_empty() {
-        doubts.push(format!(
-            "the fix drops {}, which this update left as stored beside your change",
-            stale_dropped.join(", ")
-        ));
-    } else if let Err(why) =
-        certainty::lossless(judge.ctx.schema, judge.given, &list[chosen].object)
-    {
-        doubts.push(format!("the fix {why} (not only your own words, reshaped)"));
-    }
+    doubts.extend(not_a_reshaping(judge, &list[chosen].object));
     for summary in [
         first.summary.as_ref(),
         second.as_ref().and_then(|s| s.summary.as_ref()),

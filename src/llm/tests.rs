@@ -179,17 +179,26 @@ fn run_against(
             None => panic!("more calls than scripted answers"),
         }
     });
-    let ctx = RepairContext {
+    let ctx = context(schema, None, settings);
+    let out = correct(&ctx, &host, given, errors, None);
+    (out, seen.into_inner())
+}
+
+/// The context the LLM step runs in, with the validation options of a CRD read inline.
+fn context<'a>(
+    schema: &'a Value,
+    old_object: Option<&'a Value>,
+    settings: &'a Settings,
+) -> RepairContext<'a> {
+    RepairContext {
         schema,
-        old_object: None,
+        old_object,
         settings,
         options: ValidateOptions {
             report_unknown_fields: true,
             crd_accepted: false,
         },
-    };
-    let out = correct(&ctx, &host, given, errors, None);
-    (out, seen.into_inner())
+    }
 }
 
 fn ok(s: impl Into<String>) -> Result<String, String> {
@@ -567,15 +576,7 @@ fn an_answer_that_is_not_a_correction_is_unavailable() {
     let schema = schema();
     let s = settings(2);
     let host = FnHost(|_: &GetResourceRequest| Ok(b"{\"kind\": \"Status\"}".to_vec()));
-    let ctx = RepairContext {
-        schema: &schema,
-        old_object: None,
-        settings: &s,
-        options: ValidateOptions {
-            report_unknown_fields: true,
-            crd_accepted: false,
-        },
-    };
+    let ctx = context(&schema, None, &s);
     match correct(&ctx, &host, &given(), &outcome(), None) {
         LlmOutcome::Unavailable { attempts, reason } => {
             assert_eq!(attempts, 1);
@@ -648,15 +649,7 @@ fn the_token_names_the_user_who_applied_the_object() {
         *seen.borrow_mut() = decoded.user;
         Ok(correction(&req.name, "{\"unfixable\": \"no\"}"))
     });
-    let ctx = RepairContext {
-        schema: &schema,
-        old_object: None,
-        settings: &settings,
-        options: ValidateOptions {
-            report_unknown_fields: true,
-            crd_accepted: false,
-        },
-    };
+    let ctx = context(&schema, None, &settings);
     let alice = correction_api::RequestUser {
         username: "alice".into(),
         groups: vec!["dev".into()],
@@ -1009,15 +1002,7 @@ fn an_answer_that_undoes_the_users_update_is_refused() {
     let old = fixed();
     let mut given = fixed();
     given["spec"]["source"]["catalog"]["version"] = json!("latest");
-    let ctx = RepairContext {
-        schema: &schema,
-        old_object: Some(&old),
-        settings: &settings,
-        options: ValidateOptions {
-            report_unknown_fields: true,
-            crd_accepted: false,
-        },
-    };
+    let ctx = context(&schema, Some(&old), &settings);
     let undo = prompt::for_prompt(&old).to_string();
     let host = FnHost(|req: &GetResourceRequest| Ok(correction(&req.name, &undo)));
     let errors = one_error(
@@ -1162,15 +1147,7 @@ fn only_the_stale_side_of_a_presence_rule_may_be_dropped() {
         message: "exactly one".into(),
     }];
     let settings = choice_settings();
-    let ctx = RepairContext {
-        schema: &schema,
-        old_object: Some(&old),
-        settings: &settings,
-        options: ValidateOptions {
-            report_unknown_fields: true,
-            crd_accepted: false,
-        },
-    };
+    let ctx = context(&schema, Some(&old), &settings);
     let shown = prompt::for_prompt(&given);
     let judge = Judge {
         ctx: &ctx,

@@ -441,13 +441,13 @@ const DIFFERENCE_AFTER: [&str; 9] = [
 /// The word that makes the value between `before` and `after` (the rest of the user's text
 /// around it) a difference from another value rather than the value itself, if any.
 fn states_a_difference(before: &str, after: &str) -> Option<String> {
-    let word = |w: Option<&str>| {
-        w.map(|w| {
+    let previous = before
+        .split_whitespace()
+        .next_back()
+        .map(|w| {
             w.trim_matches(|c: char| !c.is_alphanumeric())
                 .to_lowercase()
         })
-    };
-    let previous = word(before.split_whitespace().next_back())
         .filter(|w| DIFFERENCE_BEFORE.contains(&w.as_str()));
     // Only the next word of the same phrase: `2Gi` is one word, `5 below` two, and in
     // `"60 (lower than the spot pool)"` the bracket sets a remark about the value apart.

@@ -970,7 +970,7 @@ pub fn single_amount(text: &str) -> Option<String> {
 /// Do `a` and `b` each state one amount, the same one (`"90 days"` and `"2160h"`)?
 pub fn same_amount(a: &str, b: &str) -> bool {
     match (amounts(a).as_slice(), amounts(b).as_slice()) {
-        ([x], [y]) => x.same_as(y) && (x.value - y.value).abs() < f64::EPSILON * x.value.max(1.0),
+        ([x], [y]) => x.equals(y),
         _ => false,
     }
 }
@@ -982,9 +982,7 @@ pub fn among_amounts(text: &str, written: &str) -> bool {
     let [y] = written.as_slice() else {
         return false;
     };
-    amounts(text)
-        .iter()
-        .any(|x| x.same_as(y) && (x.value - y.value).abs() < f64::EPSILON * x.value.max(1.0))
+    amounts(text).iter().any(|x| x.equals(y))
 }
 
 /// The number of the one amount `text` states in one part, without its unit (`5` of
@@ -1104,7 +1102,7 @@ pub fn amount_in_field_unit(
     // A count per a time unit (`"100 per minute"`) is a rate: the count alone is that rate
     // only where the field counts per the same unit (100 per minute is no 100 per second).
     if found.is_empty() && rate.is_some() && !numbers_said(text).is_empty() {
-        return (rate != per_time_unit(description)).then_some(None);
+        return counted_per_another_unit(text, description).then_some(None);
     }
     let [amount] = found.as_slice() else {
         return (!found.is_empty()).then_some(None);
@@ -1123,11 +1121,15 @@ pub fn amount_in_field_unit(
 /// Is `number` the count of a rate `text` states per a time unit the field's `description`
 /// does not count per (`100` of `"100 per minute"` where the field counts per a `period`)?
 pub fn rate_dropped(text: &str, description: &str, number: f64) -> bool {
-    let rate = per_time_unit(text);
-    rate.is_some()
-        && amounts(text).is_empty()
-        && rate != per_time_unit(description)
+    amounts(text).is_empty()
+        && counted_per_another_unit(text, description)
         && numbers_said(text).iter().any(|n| n.value == number)
+}
+
+/// Does `text` state a rate per a time unit the field's `description` does not count per?
+fn counted_per_another_unit(text: &str, description: &str) -> bool {
+    let rate = per_time_unit(text);
+    rate.is_some() && rate != per_time_unit(description)
 }
 
 /// Is `number`, in a field of that `description`, the one amount `text` states (`300` in a
@@ -1207,6 +1209,11 @@ impl Amount {
     fn same_as(&self, other: &Amount) -> bool {
         self.dimension == other.dimension
             && (self.value - other.value).abs() <= SAME_AMOUNT * self.value.max(other.value)
+    }
+
+    /// The same amount exactly (`90 days` and `2160h`), not only as near as a remark's.
+    fn equals(&self, other: &Amount) -> bool {
+        self.same_as(other) && (self.value - other.value).abs() < f64::EPSILON * self.value.max(1.0)
     }
 }
 

@@ -35,6 +35,8 @@ const MAX_SCHEMA_NODES: usize = 20_000;
 const MAX_SPLIT_CHARS: usize = 512;
 /// Most enum values offered for one field.
 const MAX_ENUM_OPTIONS: usize = 8;
+/// Longest string read as a document (JSON or YAML) of the object or list it belongs in.
+const MAX_DOCUMENT_BYTES: usize = 16 * 1024;
 
 /// One edit of the object.
 #[derive(Debug, Clone, PartialEq)]
@@ -676,17 +678,14 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
     let Value::String(s) = value else {
         return Vec::new();
     };
-    if s.chars().count() > MAX_SPLIT_CHARS {
-        return Vec::new();
-    }
     let kind = schema::type_of(node);
-    let mut out: Vec<Value> = Vec::new();
-    // A structure written as JSON inside a string: `"{\"name\": \"x\"}"`.
-    if let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str::<Value>(s) {
-        if (kind == "object") == parsed.is_object() && matches!(kind, "object" | "array") {
-            out.push(parsed);
-        }
+    // A structure written as a document inside a string: JSON (`"{\"name\": \"x\"}"`) or a
+    // YAML block pasted where its object or list belongs (a configuration file's text).
+    let document = document_in_string(s, kind);
+    if s.chars().count() > MAX_SPLIT_CHARS {
+        return document.into_iter().collect();
     }
+    let mut out: Vec<Value> = document.into_iter().collect();
     match kind {
         "array" => {
             let lists = list_rewrites(s, node);
@@ -730,10 +729,40 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
             out.extend(label_selector(s, node));
             out.extend(named_reference(s, node));
         }
-        _ => out.extend(string_rewrites(s)),
+        _ => {
+            // A schedule said in words, where the field's syntax is checked (a cron pattern).
+            if node.get("pattern").is_some() || node.get("x-kubernetes-validations").is_some() {
+                out.extend(super::cron::cron_in_words(s).map(Value::from));
+            }
+            out.extend(string_rewrites(s));
+        }
     }
     out.retain(|v| v != value);
     out
+}
+
+/// The object or list a string holds as a document of its own, when the field takes that
+/// kind: JSON, or YAML written over several lines (a single line is read by the readings
+/// below, which know a sentence from a `key: value`). Every word and number stays; only the
+/// document's own syntax goes.
+fn document_in_string(s: &str, kind: &str) -> Option<Value> {
+    if !matches!(kind, "object" | "array") || s.len() > MAX_DOCUMENT_BYTES {
+        return None;
+    }
+    let trimmed = s.trim_start();
+    let parsed = if trimmed.starts_with(['{', '[']) {
+        serde_json::from_str::<Value>(s).ok()
+    } else if s.trim().contains('\n') {
+        serde_yaml_ng::from_str::<Value>(s).ok()
+    } else {
+        None
+    }?;
+    let fits = match &parsed {
+        Value::Object(_) => kind == "object",
+        Value::Array(_) => kind == "array",
+        _ => false,
+    };
+    fits.then_some(parsed)
 }
 
 /// A list written as one string: split at its strongest separator when it has one (line
@@ -2167,6 +2196,35 @@ mod tests {
         assert!(readings
             .iter()
             .all(|r| r[0].as_object().unwrap().len() == 1));
+    }
+
+    #[test]
+    fn a_document_pasted_as_a_string_is_the_structure_it_writes() {
+        let pasted = "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 0.0.0.0:4317\nprocessors:\n  batch:\n    send_batch_size: 8192\n";
+        assert_eq!(
+            document_in_string(pasted, "object"),
+            Some(
+                json!({"receivers": {"otlp": {"protocols": {"grpc": {"endpoint": "0.0.0.0:4317"}}}},
+                "processors": {"batch": {"send_batch_size": 8192}}})
+            )
+        );
+        assert_eq!(
+            document_in_string("- master\n- data\n", "array"),
+            Some(json!(["master", "data"]))
+        );
+        assert_eq!(
+            document_in_string(r#"{"name": "x"}"#, "object"),
+            Some(json!({"name": "x"}))
+        );
+        // A document of the other kind, prose over two lines, one line of `key: value` (the
+        // readings that tell a sentence from a pair take it), or a field of no structure: none.
+        assert_eq!(document_in_string("- master\n- data\n", "object"), None);
+        assert_eq!(
+            document_in_string("keep the defaults\nuntil the migration", "object"),
+            None
+        );
+        assert_eq!(document_in_string("header: x-session-id", "object"), None);
+        assert_eq!(document_in_string("a: 1\nb: 2\n", "string"), None);
     }
 
     #[test]

@@ -321,6 +321,7 @@ fn amount_against(
         || super::readings::names_built_in_kind(&said, &leaf.text)
         || relative_to_old(v, old_object, &leaf.pointer, &leaf.text)
         || super::readings::scaled_number(&said, &leaf.text)
+        || states_schedule(&said, &leaf.text)
     {
         return Some(Ok(()));
     }
@@ -364,6 +365,12 @@ fn amount_against(
     None
 }
 
+/// Is `written` the cron expression the user's schedule in words states (`"every night at
+/// 1:30 am"` → `30 1 * * *`)? Its numbers and fields are the text's days and time restated.
+fn states_schedule(said: &str, written: &str) -> bool {
+    super::cron::cron_in_words(said).as_deref() == Some(written)
+}
+
 /// The number of the user's `leaf` that the answer drops: one no written value has, that is
 /// not inside a name the candidate still states (`s3` of `provider: S3`), nor on record in
 /// the old object, unless the value was restated in another unit.
@@ -380,6 +387,7 @@ fn dropped(
         crate::certainty::text_gives_for(&leaf.text, &leaf.pointer) == Some(scalar_text(v).as_str())
             || super::readings::same_amount(&leaf.text, &scalar_text(v))
             || super::readings::scaled_number(&leaf.text, &scalar_text(v))
+            || states_schedule(&leaf.text, &scalar_text(v))
             || relative_to_old(
                 &Value::from(leaf.text.as_str()),
                 old_object,

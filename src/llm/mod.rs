@@ -11,6 +11,7 @@
 mod answer;
 mod answer_schema;
 mod candidates;
+mod cron;
 mod evidence;
 mod prompt;
 mod readings;

@@ -1,0 +1,222 @@
+//! A schedule said in words, read as the five-field cron expression it states:
+//! `"every weekday at 6:30 in the morning"` is `30 6 * * 1-5`, `"every night at 1:30 am"` is
+//! `30 1 * * *`. Only a text that states both the days and one time of day unambiguously has a
+//! reading: an hour from 1 to 12 needs `am`/`pm` or a part of the day (`in the morning`), and a
+//! text with any other number, a negation or an exception (`"every day except Sunday"`) has none.
+
+/// Longest text read as a schedule.
+const MAX_CHARS: usize = 200;
+
+const DAY_NAMES: [(&str, u8); 7] = [
+    ("sunday", 0),
+    ("monday", 1),
+    ("tuesday", 2),
+    ("wednesday", 3),
+    ("thursday", 4),
+    ("friday", 5),
+    ("saturday", 6),
+];
+
+/// Words that make a schedule something other than "these days at this time".
+const EXCEPTIONS: [&str; 8] = [
+    "except",
+    "but",
+    "unless",
+    "not",
+    "no",
+    "other",
+    "second",
+    "excluding",
+];
+
+/// The cron expression `text` states, if it states exactly one.
+pub fn cron_in_words(text: &str) -> Option<String> {
+    if text.chars().count() > MAX_CHARS {
+        return None;
+    }
+    let lower = text.to_lowercase();
+    let tokens: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')'))
+        .map(|t| t.trim_matches(|c: char| matches!(c, '.' | '!' | '?' | '"' | '\'')))
+        .filter(|t| !t.is_empty())
+        .collect();
+    if tokens.iter().any(|t| EXCEPTIONS.contains(t)) {
+        return None;
+    }
+    let days = days(&tokens)?;
+    let (hour, minute) = time_of_day(&tokens)?;
+    Some(format!("{minute} {hour} * * {days}"))
+}
+
+/// The day-of-week field: every day (`every day`, `daily`, `every night`, `nightly`), the
+/// working week (`weekday(s)`, `Mon-Fri`), the weekend, or the days named.
+fn days(tokens: &[&str]) -> Option<String> {
+    let every_day = tokens.windows(2).any(|w| {
+        matches!(w[0], "every" | "each")
+            && matches!(w[1], "day" | "night" | "morning" | "evening" | "afternoon")
+    }) || tokens.iter().any(|t| matches!(*t, "daily" | "nightly"));
+    let weekdays = tokens.iter().any(|t| {
+        matches!(
+            *t,
+            "weekday" | "weekdays" | "mon-fri" | "monday-friday" | "monday-to-friday"
+        )
+    });
+    let weekend = tokens.iter().any(|t| matches!(*t, "weekend" | "weekends"));
+    let mut named: Vec<u8> = tokens.iter().filter_map(|t| day_number(t)).collect();
+    named.sort_unstable();
+    named.dedup();
+    match (every_day, weekdays, weekend, named.is_empty()) {
+        (true, false, false, true) => Some("*".into()),
+        (false, true, false, true) => Some("1-5".into()),
+        (false, false, true, true) => Some("0,6".into()),
+        (false, false, false, false) => Some(
+            named
+                .iter()
+                .map(u8::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        _ => None,
+    }
+}
+
+/// A day named in full or by its plural (`monday`, `mondays`).
+fn day_number(token: &str) -> Option<u8> {
+    let singular = token.strip_suffix('s').unwrap_or(token);
+    DAY_NAMES
+        .iter()
+        .find(|(name, _)| *name == token || *name == singular)
+        .map(|(_, n)| *n)
+}
+
+/// The one time of day the text states, on a 24-hour clock.
+fn time_of_day(tokens: &[&str]) -> Option<(u8, u8)> {
+    let mut found: Option<(u8, u8, bool)> = None;
+    let mut numbers = 0;
+    for (i, token) in tokens.iter().enumerate() {
+        if token.chars().any(|c| c.is_ascii_digit()) {
+            numbers += 1;
+            let (clock, glued) = split_meridiem(token);
+            let (hour, minute, zero_padded) = clock_time(clock)?;
+            let next = glued.or_else(|| tokens.get(i + 1).copied().filter(|t| is_meridiem(t)));
+            let hour = match next {
+                Some(m) => twelve_hour(hour, m.starts_with('p'))?,
+                None => hour,
+            };
+            found = Some((
+                hour,
+                minute,
+                next.is_some() || zero_padded || hour == 0 || hour > 12,
+            ));
+        } else if matches!(*token, "midnight" | "noon" | "midday") {
+            numbers += 1;
+            found = Some((if *token == "midnight" { 0 } else { 12 }, 0, true));
+        }
+    }
+    let (hour, minute, certain) = found.filter(|_| numbers == 1)?;
+    if certain {
+        return Some((hour, minute));
+    }
+    // An hour from 1 to 12 is in the morning or in the evening: the text must say which.
+    let part = |words: &[&str]| tokens.iter().any(|t| words.contains(t));
+    let pm = part(&["afternoon", "evening", "tonight"]);
+    let am = part(&["morning"]);
+    let night = part(&["night", "nightly"]);
+    match (am, pm, night) {
+        (true, false, false) => Some((hour % 12, minute)),
+        (false, true, false) => twelve_hour(hour, true).map(|h| (h, minute)),
+        // At night, 1 to 5 is after midnight and 8 to 11 before it; 6, 7 and 12 say neither.
+        (false, false, true) if (1..=5).contains(&hour) => Some((hour, minute)),
+        (false, false, true) if (8..=11).contains(&hour) => Some((hour + 12, minute)),
+        _ => None,
+    }
+}
+
+fn is_meridiem(token: &str) -> bool {
+    matches!(token, "am" | "pm" | "a.m" | "p.m")
+}
+
+/// `"1:30am"` → (`"1:30"`, `Some("am")`).
+fn split_meridiem(token: &str) -> (&str, Option<&str>) {
+    for m in ["am", "pm"] {
+        if let Some(clock) = token.strip_suffix(m) {
+            if clock.ends_with(|c: char| c.is_ascii_digit()) {
+                return (clock, Some(m));
+            }
+        }
+    }
+    (token, None)
+}
+
+/// `H`, `H:MM` or `HH:MM` on a clock; whether the hour was written with a leading zero.
+fn clock_time(token: &str) -> Option<(u8, u8, bool)> {
+    let (h, m) = match token.split_once(':') {
+        Some((h, m)) if m.len() == 2 => (h, m),
+        Some(_) => return None,
+        None => (token, "0"),
+    };
+    if h.is_empty() || h.len() > 2 || !h.chars().chain(m.chars()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let (hour, minute): (u8, u8) = (h.parse().ok()?, m.parse().ok()?);
+    (hour < 24 && minute < 60).then_some((hour, minute, h.len() == 2 && h.starts_with('0')))
+}
+
+/// An hour from 1 to 12 with `am` or `pm`, on a 24-hour clock.
+fn twelve_hour(hour: u8, pm: bool) -> Option<u8> {
+    if !(1..=12).contains(&hour) {
+        return None;
+    }
+    Some(match (hour, pm) {
+        (12, false) => 0,
+        (12, true) => 12,
+        (h, false) => h,
+        (h, true) => h + 12,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schedule_in_words_is_the_cron_it_states() {
+        let read = |t: &str| cron_in_words(t);
+        assert_eq!(
+            read("every weekday at 6:30 in the morning").as_deref(),
+            Some("30 6 * * 1-5")
+        );
+        assert_eq!(
+            read("every night at 1:30 am").as_deref(),
+            Some("30 1 * * *")
+        );
+        assert_eq!(read("daily at 18:45").as_deref(), Some("45 18 * * *"));
+        assert_eq!(
+            read("Mondays and Thursdays at 9pm").as_deref(),
+            Some("0 21 * * 1,4")
+        );
+        assert_eq!(read("every day at midnight").as_deref(), Some("0 0 * * *"));
+        assert_eq!(read("weekends at 07:00").as_deref(), Some("0 7 * * 0,6"));
+        assert_eq!(read("every night at 11").as_deref(), Some("0 23 * * *"));
+    }
+
+    #[test]
+    fn a_schedule_that_leaves_a_doubt_has_no_reading() {
+        for text in [
+            // 6:30 in the morning or in the evening?
+            "every weekday at 6:30",
+            // No days, or two times.
+            "at 6:30 am",
+            "every day at 6 am and 6 pm",
+            // Exceptions and intervals are more than days and a time.
+            "every day except Sunday at 3 am",
+            "every other day at 3 am",
+            "every 2 days at 3 am",
+            // At night, 6 or 7 says neither.
+            "every night at 6",
+            "every day at 25:00",
+        ] {
+            assert_eq!(cron_in_words(text), None, "{text}");
+        }
+    }
+}

@@ -14,7 +14,9 @@ use serde_json::Value;
 
 use crate::guardrails::Violation;
 use crate::pointer;
-use crate::repair::coerce::{holds_list_separator, item_separator, may_be_several_items};
+use crate::repair::coerce::{
+    holds_list_separator, item_separator, may_be_several_items, split_outside_quotes,
+};
 use crate::schema;
 use crate::types::{ErrorKind, FieldError};
 
@@ -275,8 +277,8 @@ fn split_inside_items(
         .filter(|i| !stored_items.is_some_and(|s| s.contains(i)))
         .count();
     let separator = item_separator(text)?;
-    let parts = text
-        .split(separator)
+    let parts = split_outside_quotes(text, |c| c == separator)
+        .into_iter()
         .filter(|p| !p.trim().is_empty())
         .count();
     (items > parts).then(|| {
@@ -1054,9 +1056,25 @@ fn value_words(schema: &Value, path: &str, v: &Value, out: &mut Vec<String>, dep
 /// `"50"`, `"*.example.com"` no `"example.com"`, `"tier!=cache"` no `tier=cache`). Separators
 /// (blanks, `,` `;` `=` `:` `/`, brackets, quotes) and signs are structure, not counted.
 fn symbols(s: &str) -> impl Iterator<Item = String> + '_ {
+    // A mark that starts a name is meaning too (`.shop.example.com` is a domain and its
+    // subdomains, `-x` a flag): it counts as a word of its own.
+    let name_marks = s
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter_map(|w| {
+            let mut chars = w.chars();
+            match (chars.next(), chars.next()) {
+                (Some(m), Some(c))
+                    if crate::llm::NAME_MARKS.contains(&m) && c.is_alphanumeric() =>
+                {
+                    Some(format!("{m} before a name"))
+                }
+                _ => None,
+            }
+        });
     s.chars()
         .filter(|c| MEANINGFUL_SYMBOLS.contains(c))
         .map(String::from)
+        .chain(name_marks)
 }
 
 const MEANINGFUL_SYMBOLS: [char; 9] = ['%', '!', '<', '>', '~', '^', '*', '|', '&'];

@@ -35,6 +35,9 @@ const MAX_SCHEMA_NODES: usize = 20_000;
 const MAX_SPLIT_CHARS: usize = 512;
 /// Most enum values offered for one field.
 const MAX_ENUM_OPTIONS: usize = 8;
+/// Marks that, at the start of a name, are part of it: a domain and its subdomains
+/// (`.example.com`), a flag (`-x`), a service record (`_http._tcp`).
+pub(crate) const NAME_MARKS: [char; 3] = ['.', '-', '_'];
 /// Longest string read as a document (JSON or YAML) of the object or list it belongs in.
 const MAX_DOCUMENT_BYTES: usize = 16 * 1024;
 
@@ -657,11 +660,15 @@ fn relative_list(text: &str, old: &Value) -> Option<Value> {
         return None;
     }
     let mut items: Vec<Value> = stored.iter().map(|s| Value::from(*s)).collect();
-    for word in words(text) {
-        if looks_like_name(&word)
-            && !stored.contains(&word.as_str())
-            && !items.contains(&Value::from(word.as_str()))
-        {
+    // Each word as written (a path keeps its `/`: `"plus /metrics"` adds `/metrics`), without
+    // the brackets, quotes and sentence marks around it.
+    let written = text
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';'))
+        .map(|w| w.trim_matches(|c: char| "\"'()[]`".contains(c)))
+        .map(|w| w.trim_end_matches(|c: char| ".:!?".contains(c)))
+        .filter(|w| !w.is_empty());
+    for word in written {
+        if looks_like_name(word) && !stored.contains(&word) && !items.contains(&Value::from(word)) {
             items.push(Value::from(word));
         }
     }
@@ -773,11 +780,13 @@ fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     let separator = crate::repair::coerce::item_separator(s);
     let listed = separator.is_some();
-    let items: Vec<&str> = s
-        .split(|c: char| Some(c) == separator || (!listed && c.is_whitespace()))
-        .map(str::trim)
-        .filter(|i| !i.is_empty() && !FUNCTION_WORDS.contains(&i.to_lowercase().as_str()))
-        .collect();
+    let items: Vec<&str> = crate::repair::coerce::split_outside_quotes(s, |c: char| {
+        Some(c) == separator || (!listed && c.is_whitespace())
+    })
+    .into_iter()
+    .map(str::trim)
+    .filter(|i| !i.is_empty() && !FUNCTION_WORDS.contains(&i.to_lowercase().as_str()))
+    .collect();
     // As written first (file names, image names keep their case); lower-cased for a schema
     // that wants it (a DNS-1123 pattern then refuses the first). Prose (more words than a list
     // of values written with blanks has) is no list: its first word is, below.
@@ -1515,7 +1524,13 @@ fn looks_like_name(w: &str) -> bool {
 fn words(s: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for raw in s.split(|c: char| !(c.is_alphanumeric() || "-._/:+%".contains(c))) {
-        let w = raw.trim_matches(|c: char| ".:/-_+".contains(c));
+        // A mark that starts a name is part of it (`.shop.example.com`, a domain and its
+        // subdomains, is not `shop.example.com`); other marks around a word are not.
+        let w = raw.trim_end_matches(|c: char| ".:/-_+".contains(c));
+        let w = match w.trim_start_matches(|c: char| ":/+".contains(c)) {
+            marked if marked.starts_with(NAME_MARKS) && marked.len() > 1 => marked,
+            w => w.trim_start_matches(|c: char| ".:/-_+".contains(c)),
+        };
         if !w.is_empty() && w != "%" && !out.iter().any(|o| o == w) {
             out.push(w.to_string());
         }
@@ -1734,18 +1749,26 @@ fn pairs_map(text: &str, node: &Value) -> Option<Value> {
 /// operator (`tier!=cache` is a comparison, not a pair).
 fn key_value_pairs(s: &str) -> Option<Vec<(&str, String)>> {
     let mut pairs: Vec<(&str, String)> = Vec::new();
-    for part in s.split(',') {
+    for part in crate::repair::coerce::split_outside_quotes(s, |c| c == ',') {
         let (k, v) = part.split_once('=')?;
         let (k, v) = (k.trim(), v.trim().trim_start_matches('='));
-        // A key is no command-line flag (`--system-reserved=cpu=1` is the flag's value).
+        // A key is no command-line flag (`--system-reserved=cpu=1` is the flag's value), and
+        // one word: blanks or quotes in it mean the text is cut elsewhere than between pairs.
         if k.is_empty()
             || k.starts_with('-')
             || k.ends_with(crate::certainty::OPERATOR_STARTS)
+            || k.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'')
             || pairs.iter().any(|(seen, _)| *seen == k)
         {
             return None;
         }
-        pairs.push((k, unquoted(v)));
+        let v = unquoted(v);
+        // A quote left in the value is syntax the cut did not read (`true b="x` of
+        // `a=true b="x,y"`).
+        if v.contains('"') {
+            return None;
+        }
+        pairs.push((k, v));
     }
     Some(pairs)
 }
@@ -2281,6 +2304,31 @@ mod tests {
             None
         );
         assert_eq!(relative_list("same as before", &old), None);
+        // A path keeps its slash.
+        assert_eq!(
+            relative_list(
+                "same as before, plus /metrics for the scrape",
+                &json!(["/healthz"])
+            ),
+            Some(json!(["/healthz", "/metrics"]))
+        );
+    }
+
+    #[test]
+    fn pairs_are_cut_only_between_pairs() {
+        assert_eq!(
+            key_value_pairs(r#"a=true,ns="storefront,checkout""#),
+            Some(vec![
+                ("a", "true".to_string()),
+                ("ns", "storefront,checkout".to_string())
+            ])
+        );
+        // Pairs written with blanks between them, after a command's words: a comma inside the
+        // quotes is no cut between pairs, and a key with blanks is a sentence.
+        let pasted = r#"kubectl annotate secret tls a/allowed=true a/namespaces="storefront,checkout" a/auto=true"#;
+        assert_eq!(key_value_pairs(pasted), None);
+        let map = json!({"type": "object", "additionalProperties": {"type": "string"}});
+        assert!(label_map(pasted, &map).is_empty());
     }
 
     #[test]

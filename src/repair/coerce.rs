@@ -120,9 +120,32 @@ pub fn may_be_several_items(s: &str, item_node: Option<&Value>) -> bool {
 /// The separator a string divides its items with: the strongest it holds (a line break, then
 /// `;`, then `,`). A weaker one inside belongs to an item (`"hostssl a,b app; host all"` is two
 /// rules, the first naming two databases).
+/// A separator inside double quotes belongs to the quoted value (`a="x,y"` holds no `,` of
+/// its own).
 pub fn item_separator(s: &str) -> Option<char> {
     let s = s.trim();
-    ['\n', ';', ','].into_iter().find(|c| s.contains(*c))
+    ['\n', ';', ',']
+        .into_iter()
+        .find(|c| split_outside_quotes(s, |x| x == *c).len() > 1)
+}
+
+/// `s` cut at every character `is_separator` takes that is not inside double quotes, as a
+/// shell or kubectl reads `k="a,b",k2=c` (two parts). A quote left open quotes nothing: then
+/// every separator cuts.
+pub fn split_outside_quotes(s: &str, is_separator: impl Fn(char) -> bool) -> Vec<&str> {
+    let balanced = s.matches('"').count() % 2 == 0;
+    let mut parts = Vec::new();
+    let (mut start, mut quoted) = (0, false);
+    for (i, c) in s.char_indices() {
+        if c == '"' && balanced {
+            quoted = !quoted;
+        } else if !quoted && is_separator(c) {
+            parts.push(&s[start..i]);
+            start = i + c.len_utf8();
+        }
+    }
+    parts.push(&s[start..]);
+    parts
 }
 
 fn matches_type(value: &Value, expected: &str) -> bool {
@@ -183,6 +206,16 @@ fn parse_number(s: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_separator_inside_double_quotes_belongs_to_the_value() {
+        let parts = split_outside_quotes(r#"a=true,b="storefront,checkout",c=1"#, |c| c == ',');
+        assert_eq!(parts, ["a=true", r#"b="storefront,checkout""#, "c=1"]);
+        assert_eq!(item_separator(r#"b="storefront,checkout""#), None);
+        assert_eq!(item_separator(r#"a, "b; c""#), Some(','));
+        // A quote left open quotes nothing.
+        assert_eq!(split_outside_quotes(r#"say "a,b"#, |c| c == ',').len(), 2);
+    }
 
     #[test]
     fn a_whole_number_is_written_as_an_integer() {

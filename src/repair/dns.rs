@@ -18,8 +18,20 @@ pub fn allows_dots(text: &str) -> bool {
 /// information (or it would not change anything).
 pub fn normalise(value: &str, dots: bool, max_len: usize) -> Option<String> {
     // Only quotes and stray separators around the name; any other mark (`${...}`, `<...>`,
-    // brackets) says the text is something else than a name.
-    let trimmed = value.trim_matches(|c: char| c.is_whitespace() || "\"'`-_.,;:".contains(c));
+    // brackets) says the text is something else than a name. A mark that starts a name is
+    // meaning, not a stray separator: `.shop.example.com` is a domain and its subdomains
+    // (nginx, cookies, `no_proxy`), `_http._tcp` a service record, `-x` a flag or an exclusion;
+    // only a list item's `- ` before it is syntax.
+    let value_start = value.trim_start();
+    let value_start = value_start
+        .strip_prefix("- ")
+        .map_or(value_start, str::trim_start);
+    let trimmed = value_start
+        .trim_start_matches(|c: char| c.is_whitespace() || "\"'`,;:".contains(c))
+        .trim_end_matches(|c: char| c.is_whitespace() || "\"'`-_.,;:".contains(c));
+    if trimmed.starts_with(['-', '_', '.']) {
+        return None;
+    }
     // Prose is no name written with blanks: joining a sentence's words names nothing the user
     // named (`"the new name from ticket PAY-1432"`).
     if trimmed.split_whitespace().count() > crate::text::MAX_VALUE_WORDS {
@@ -64,7 +76,7 @@ mod tests {
         assert_eq!(normalise(" My_App ", false, 63).as_deref(), Some("my-app"));
         assert_eq!(normalise("a.b", false, 63).as_deref(), Some("a-b"));
         assert_eq!(normalise("A.b", true, 253).as_deref(), Some("a.b"));
-        assert_eq!(normalise("-stable-", true, 253).as_deref(), Some("stable"));
+        assert_eq!(normalise("- stable-", true, 253).as_deref(), Some("stable"));
         assert_eq!(normalise("\"alpha\"", true, 253).as_deref(), Some("alpha"));
     }
 
@@ -73,6 +85,10 @@ mod tests {
         assert_eq!(normalise("argocd", false, 63), None);
         assert_eq!(normalise("alpha,beta", true, 253), None);
         assert_eq!(normalise("café", true, 253), None);
+        // A mark that starts a name is meaning: the domain and its subdomains, a flag.
+        assert_eq!(normalise(".shop.example.com", true, 253), None);
+        assert_eq!(normalise("-stable", true, 253), None);
+        assert_eq!(normalise("_http._tcp", true, 253), None);
         assert_eq!(normalise("!!!", true, 253), None);
         assert_eq!(normalise("${STOREFRONT_HOST}", true, 253), None);
         assert_eq!(normalise("<my-app>", false, 63), None);

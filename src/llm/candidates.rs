@@ -728,6 +728,7 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
             }
         }
         "object" => {
+            out.extend(dotted_pairs_object(s, node));
             out.extend(counted_object(s, node));
             out.extend(flags_object(s, node));
             out.extend(pair_object(s, node));
@@ -1062,6 +1063,49 @@ fn counted_object(s: &str, node: &Value) -> Option<Value> {
         out.insert(name.clone(), value);
     }
     (!out.is_empty() && out.len() == numbers).then_some(Value::Object(out))
+}
+
+/// Pairs whose keys are paths of the object's declared properties give those properties
+/// (`helm --set`'s `pkcs12.create=true,pkcs12.passwordSecretRef.name=p12`), each value in its
+/// field's type; a key that names no declared property, a value its field does not take, or a
+/// path set twice is no reading. Keys without a `.` are other readings' (a map, a pair).
+fn dotted_pairs_object(s: &str, node: &Value) -> Option<Value> {
+    let pairs = key_value_pairs(s)?;
+    if !pairs.iter().any(|(k, _)| k.contains('.')) {
+        return None;
+    }
+    let mut object = Map::new();
+    for (key, text) in pairs {
+        let segments: Vec<&str> = key.split('.').collect();
+        if segments.len() > MAX_SCHEMA_DEPTH || segments.iter().any(|s| s.is_empty()) {
+            return None;
+        }
+        let mut field = node;
+        for segment in &segments {
+            field = field.get("properties")?.get(*segment)?;
+        }
+        let value = match (schema::type_of(field), text.as_str()) {
+            ("boolean", "true") => Value::Bool(true),
+            ("boolean", "false") => Value::Bool(false),
+            ("boolean", _) => return None,
+            _ => typed_part(&text, field)?,
+        };
+        insert_new(&mut object, &segments, value)?;
+    }
+    Some(Value::Object(object))
+}
+
+/// Sets `value` at `path` below `map`, making the objects on the way; `None` where the path
+/// is set already or passes through a value that is no object.
+fn insert_new(map: &mut Map<String, Value>, path: &[&str], value: Value) -> Option<()> {
+    let (first, rest) = path.split_first()?;
+    if rest.is_empty() {
+        return map.insert(first.to_string(), value).is_none().then_some(());
+    }
+    let child = map
+        .entry(first.to_string())
+        .or_insert_with(|| Value::Object(Map::new()));
+    insert_new(child.as_object_mut()?, rest, value)
 }
 
 /// `name=value` as the object's name and value fields (`{name, value}`, `{key, value}`): a Helm
@@ -2312,6 +2356,35 @@ mod tests {
             ),
             Some(json!(["/healthz", "/metrics"]))
         );
+    }
+
+    #[test]
+    fn pairs_keyed_by_property_paths_give_those_properties() {
+        let keystores = json!({"type": "object", "properties": {"pkcs12": {"type": "object",
+            "properties": {
+                "create": {"type": "boolean"},
+                "profile": {"type": "string", "enum": ["LegacyRC2", "Modern2023"]},
+                "passwordSecretRef": {"type": "object", "properties": {
+                    "name": {"type": "string"}, "key": {"type": "string"}}}}}}});
+        assert_eq!(
+            dotted_pairs_object(
+                "pkcs12.create=true,pkcs12.passwordSecretRef.name=p12,pkcs12.passwordSecretRef.key=password,pkcs12.profile=modern2023",
+                &keystores
+            ),
+            Some(json!({"pkcs12": {"create": true, "profile": "Modern2023",
+                "passwordSecretRef": {"name": "p12", "key": "password"}}}))
+        );
+        // A path that names no declared property, a value its field does not take, a path set
+        // twice, or no path at all: no reading.
+        for text in [
+            "pkcs12.create=true,pkcs12.password=x",
+            "pkcs12.create=yes",
+            "pkcs12.create=true,pkcs12.create=false",
+            "pkcs12.create=true,pkcs12.create.x=false",
+            "create=true",
+        ] {
+            assert_eq!(dotted_pairs_object(text, &keystores), None, "{text}");
+        }
     }
 
     #[test]

@@ -133,7 +133,7 @@ pub fn item_separator(s: &str) -> Option<char> {
 /// shell or kubectl reads `k="a,b",k2=c` (two parts). A quote left open quotes nothing: then
 /// every separator cuts.
 pub fn split_outside_quotes(s: &str, is_separator: impl Fn(char) -> bool) -> Vec<&str> {
-    let balanced = s.matches('"').count() % 2 == 0;
+    let balanced = s.matches('"').count().is_multiple_of(2);
     let mut parts = Vec::new();
     let (mut start, mut quoted) = (0, false);
     for (i, c) in s.char_indices() {

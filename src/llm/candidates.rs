@@ -2292,6 +2292,17 @@ mod tests {
         );
         assert_eq!(document_in_string("header: x-session-id", "object"), None);
         assert_eq!(document_in_string("a: 1\nb: 2\n", "string"), None);
+        // Aliases that expand a few hundred bytes into a billion items: the parser's
+        // repetition limit refuses it, and there is no reading.
+        let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x]\n");
+        for (name, previous) in ["b", "c", "d", "e", "f", "g", "h", "i"]
+            .iter()
+            .zip("abcdefgh".chars())
+        {
+            let refs = vec![format!("*{previous}"); 9].join(", ");
+            bomb.push_str(&format!("{name}: &{name} [{refs}]\n"));
+        }
+        assert_eq!(document_in_string(&bomb, "object"), None);
     }
 
     #[test]

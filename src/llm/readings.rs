@@ -102,6 +102,42 @@ pub fn contradiction(
         })
         .or_else(|| amount_and_count(node, text, old, description))
         .or_else(|| wrong_direction(text, old))
+        .or_else(|| unchanged_but_different(value, old))
+}
+
+/// On UPDATE, a value whose own words say it did not change (`"9090 (unchanged, still the app
+/// port)"`) while it differs from the stored one (`8080`) says two things: the number or the
+/// remark is the mistake, and only the user knows which (for a list entry as much as for a
+/// field of its own).
+pub fn unchanged_but_different(value: &Value, old: Option<&Value>) -> Option<Contradiction> {
+    let Value::String(text) = value else {
+        return None;
+    };
+    let old = match old? {
+        Value::String(s) => s.trim().to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        _ => return None,
+    };
+    let claim = words(text)
+        .into_iter()
+        .find(|w| matches!(w.as_str(), "unchanged" | "unmodified"))?;
+    // The value is what comes before its remark (in brackets, after a comma, a dash or a `#`).
+    let value = text
+        .split(['(', ',', ';', '#'])
+        .next()
+        .and_then(|v| v.split(" - ").next())
+        .unwrap_or_default()
+        .trim();
+    let differs = !value.is_empty()
+        && !value.to_lowercase().contains(claim.as_str())
+        && value != old
+        && !same_amount(value, &old);
+    differs.then(|| Contradiction {
+        first: claim,
+        second: format!("{value:?} is not the stored {old:?}"),
+        kind: Kind::Direction,
+    })
 }
 
 /// In a number field counted in a unit (its description names one), an amount and a bare
@@ -1530,6 +1566,18 @@ mod tests {
         // No stored value, or no direction: nothing to contradict.
         assert!(contradiction(Some(&node), &json!("scale down to 12"), None).is_none());
         assert!(contradiction(Some(&node), &json!("12 from now on"), Some(&json!(8))).is_none());
+    }
+
+    #[test]
+    fn a_value_said_unchanged_that_differs_from_the_stored_one_is_no_reading() {
+        let node = json!({"type": "string"});
+        let said = json!("9090 (unchanged, still the app port)");
+        let c = contradiction(Some(&node), &said, Some(&json!("8080"))).unwrap();
+        assert!(c.to_string().contains("\"unchanged\""), "{c}");
+        // The stored value itself, a bare "unchanged", or no stored value: nothing contradicts.
+        assert!(contradiction(Some(&node), &said, Some(&json!("9090"))).is_none());
+        assert!(contradiction(Some(&node), &json!("unchanged"), Some(&json!("8080"))).is_none());
+        assert!(contradiction(Some(&node), &said, None).is_none());
     }
 
     #[test]

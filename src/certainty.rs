@@ -1064,7 +1064,7 @@ fn symbols(s: &str) -> impl Iterator<Item = String> + '_ {
             let mut chars = w.chars();
             match (chars.next(), chars.next()) {
                 (Some(m), Some(c))
-                    if crate::llm::NAME_MARKS.contains(&m) && c.is_alphanumeric() =>
+                    if crate::text::NAME_MARKS.contains(&m) && c.is_alphanumeric() =>
                 {
                     Some(format!("{m} before a name"))
                 }

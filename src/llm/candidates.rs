@@ -35,9 +35,6 @@ const MAX_SCHEMA_NODES: usize = 20_000;
 const MAX_SPLIT_CHARS: usize = 512;
 /// Most enum values offered for one field.
 const MAX_ENUM_OPTIONS: usize = 8;
-/// Marks that, at the start of a name, are part of it: a domain and its subdomains
-/// (`.example.com`), a flag (`-x`), a service record (`_http._tcp`).
-pub(crate) const NAME_MARKS: [char; 3] = ['.', '-', '_'];
 /// Longest string read as a document (JSON or YAML) of the object or list it belongs in.
 const MAX_DOCUMENT_BYTES: usize = 16 * 1024;
 
@@ -1572,7 +1569,7 @@ fn words(s: &str) -> Vec<String> {
         // subdomains, is not `shop.example.com`); other marks around a word are not.
         let w = raw.trim_end_matches(|c: char| ".:/-_+".contains(c));
         let w = match w.trim_start_matches(|c: char| ":/+".contains(c)) {
-            marked if marked.starts_with(NAME_MARKS) && marked.len() > 1 => marked,
+            marked if marked.starts_with(crate::text::NAME_MARKS) && marked.len() > 1 => marked,
             w => w.trim_start_matches(|c: char| ".:/-_+".contains(c)),
         };
         if !w.is_empty() && w != "%" && !out.iter().any(|o| o == w) {

@@ -18,7 +18,6 @@ mod readings;
 mod transport;
 
 pub use answer::{parse_answer, AnswerError};
-pub(crate) use candidates::NAME_MARKS;
 
 use correction_api::RequestUser;
 use serde_json::Value;

@@ -29,7 +29,7 @@ pub fn normalise(value: &str, dots: bool, max_len: usize) -> Option<String> {
     let trimmed = value_start
         .trim_start_matches(|c: char| c.is_whitespace() || "\"'`,;:".contains(c))
         .trim_end_matches(|c: char| c.is_whitespace() || "\"'`-_.,;:".contains(c));
-    if trimmed.starts_with(['-', '_', '.']) {
+    if trimmed.starts_with(crate::text::NAME_MARKS) {
         return None;
     }
     // Prose is no name written with blanks: joining a sentence's words names nothing the user

@@ -78,10 +78,61 @@ pub(crate) fn crd_name(spec: &LightSpec) -> String {
     format!("{}.{}", spec.names.plural, spec.group)
 }
 
-/// Checks one inline CRD document from the settings (cheaply: no full schema walk).
+/// Checks one inline CRD document from the settings: its shape, and that the API server
+/// would accept its rules ([`check_rule_costs`]).
 pub fn check_inline_crd(raw: &str) -> Result<(), String> {
     let crd = parse_light(raw).map_err(|e| format!("not a CustomResourceDefinition: {e}"))?;
-    check_light(&crd)
+    check_light(&crd)?;
+    check_rule_costs(&crd)
+}
+
+/// At most this many refused rules are named in the settings' error.
+const REFUSALS_NAMED: usize = 3;
+
+/// The API server estimates the cost of every CEL rule when a CRD is written and refuses the
+/// CRD when a rule, or all of them together, goes over its limits. An inline CRD it would
+/// refuse could never be installed, so the settings are refused with its words; every CRD a
+/// request is then evaluated against passed those estimates, and each of its rules is
+/// evaluated (bounded per call and per object, as by the API server).
+fn check_rule_costs(crd: &LightCrd<'_>) -> Result<(), String> {
+    let Some(spec) = crd.spec.as_ref() else {
+        return Ok(());
+    };
+    for (i, version) in spec.versions.iter().enumerate() {
+        let Some(raw) = version.schema.as_ref().and_then(|s| s.open_api_v3_schema) else {
+            continue;
+        };
+        let schema: Value = serde_json::from_str(raw.get())
+            .map_err(|e| format!("spec.versions[{i}].schema.openAPIV3Schema: {e}"))?;
+        let refused = crate::validation::refused_rules(&schema);
+        if refused.is_empty() {
+            continue;
+        }
+        let named: Vec<String> = refused
+            .iter()
+            .take(REFUSALS_NAMED)
+            .map(|r| {
+                format!(
+                    "the rule at {} (x-kubernetes-validations[{}]: {}): {}",
+                    r.path,
+                    r.index,
+                    crate::text::one_line(&r.rule, 200),
+                    r.why
+                )
+            })
+            .collect();
+        let more = match refused.len().saturating_sub(REFUSALS_NAMED) {
+            0 => String::new(),
+            n => format!("; and {n} more"),
+        };
+        return Err(format!(
+            "the API server would refuse this CustomResourceDefinition ({}, version {}): {}{more}",
+            crd_name(spec),
+            version.name,
+            named.join("; ")
+        ));
+    }
+    Ok(())
 }
 
 pub(crate) fn check_light(crd: &LightCrd<'_>) -> Result<(), String> {
@@ -296,7 +347,6 @@ pub(crate) fn touched_schema(
     document: &str,
     version: &str,
     values: &[&Value],
-    all_rules: bool,
 ) -> Result<Value, SchemaError> {
     let malformed = |message: String| SchemaError::Malformed {
         crd: crd.to_string(),
@@ -306,7 +356,6 @@ pub(crate) fn touched_schema(
     let read = Document {
         version,
         values,
-        all_rules,
         wanted: None,
     }
     .deserialize(&mut de)
@@ -397,8 +446,6 @@ pub(crate) struct ReadCrd {
 pub(crate) struct Document<'a> {
     pub(crate) version: &'a str,
     pub(crate) values: &'a [&'a Value],
-    /// Keep untouched properties that hold rules ([`schema_view::touched_by`]).
-    pub(crate) all_rules: bool,
     pub(crate) wanted: Option<Wanted<'a>>,
 }
 
@@ -480,7 +527,6 @@ impl<'de> Visitor<'de> for Spec<'_, '_> {
                         read.versions = Some(map.next_value_seed(Versions {
                             version: document.version,
                             values: document.values,
-                            all_rules: document.all_rules,
                         })?);
                     } else {
                         map.next_value::<IgnoredAny>()?;
@@ -498,7 +544,6 @@ impl<'de> Visitor<'de> for Spec<'_, '_> {
 struct Versions<'a> {
     version: &'a str,
     values: &'a [&'a Value],
-    all_rules: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Versions<'_> {
@@ -521,7 +566,6 @@ impl<'de> Visitor<'de> for Versions<'_> {
         while let Some(v) = seq.next_element_seed(Version {
             version: self.version,
             values: self.values,
-            all_rules: self.all_rules,
         })? {
             found.push(v);
         }
@@ -532,7 +576,6 @@ impl<'de> Visitor<'de> for Versions<'_> {
 struct Version<'a> {
     version: &'a str,
     values: &'a [&'a Value],
-    all_rules: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Version<'_> {
@@ -564,7 +607,6 @@ impl<'de> Visitor<'de> for Version<'_> {
                     Some(n) if n == self.version => {
                         schema = map.next_value_seed(VersionSchema(TouchedBy {
                             values: self.values,
-                            all_rules: self.all_rules,
                         }))?;
                     }
                     Some(_) => {
@@ -582,8 +624,7 @@ impl<'de> Visitor<'de> for Version<'_> {
             let light: LightSchema = serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
             schema = match light.open_api_v3_schema {
                 Some(text) => Some(
-                    schema_view::touched_by(text.get(), self.values, self.all_rules)
-                        .map_err(de::Error::custom)?,
+                    schema_view::touched_by(text.get(), self.values).map_err(de::Error::custom)?,
                 ),
                 None => None,
             };
@@ -669,12 +710,12 @@ mod tests {
     #[test]
     fn the_one_pass_finds_the_version_whatever_the_key_order() {
         let object = json!({"spec": {"a": "x"}});
-        let expected = schema_view::touched_by(&schema().to_string(), &[&object], true).unwrap();
+        let expected = schema_view::touched_by(&schema().to_string(), &[&object]).unwrap();
         let sorted = crd(json!([
             {"name": "v1", "served": true, "schema": {"openAPIV3Schema": schema()}},
             {"name": "v2", "served": true, "schema": {"openAPIV3Schema": {"type": "string"}}}]));
         assert_eq!(
-            touched_schema("things.example.com", &sorted, "v1", &[&object], true).unwrap(),
+            touched_schema("things.example.com", &sorted, "v1", &[&object]).unwrap(),
             expected
         );
         // The schema before the name: its text is narrowed once the name is known.
@@ -686,7 +727,7 @@ mod tests {
             "{schema_first}"
         );
         assert_eq!(
-            touched_schema("things.example.com", &schema_first, "v1", &[&object], true).unwrap(),
+            touched_schema("things.example.com", &schema_first, "v1", &[&object]).unwrap(),
             expected
         );
     }
@@ -702,24 +743,17 @@ mod tests {
             let light = parse_light(&document).unwrap();
             let expected = schema_of(light.spec.as_ref().unwrap(), version).unwrap_err();
             assert_eq!(
-                touched_schema("things.example.com", &document, version, &[&object], true)
-                    .unwrap_err(),
+                touched_schema("things.example.com", &document, version, &[&object]).unwrap_err(),
                 expected,
                 "{version}"
             );
         }
         assert!(matches!(
-            touched_schema(
-                "things.example.com",
-                r#"{"kind":"x"}"#,
-                "v1",
-                &[&object],
-                true
-            ),
+            touched_schema("things.example.com", r#"{"kind":"x"}"#, "v1", &[&object]),
             Err(SchemaError::Malformed { .. })
         ));
         assert!(matches!(
-            touched_schema("things.example.com", "{not json", "v1", &[&object], true),
+            touched_schema("things.example.com", "{not json", "v1", &[&object]),
             Err(SchemaError::Malformed { .. })
         ));
     }

@@ -14,7 +14,7 @@ use crate::repair::{self, RepairContext, RepairOutcome};
 use crate::request::{self, AdmissionRequest};
 use crate::response::{self, Disposition, Findings, Outcome, Repair};
 use crate::schema_source::{self, RawSchema, SchemaError};
-use crate::settings::{Fallback, Mode, OnManaged, SchemaSourceKind, Settings, UncertainFixes};
+use crate::settings::{Fallback, Mode, OnManaged, Settings, UncertainFixes};
 use crate::types::FieldError;
 use crate::validation::{self, ValidateOptions};
 
@@ -70,8 +70,6 @@ fn flow(
     let settings = &settings;
     let options = ValidateOptions {
         report_unknown_fields: settings.reject_unknown_fields,
-        // A CRD read from the cluster was accepted by the API server: every rule is run.
-        crd_accepted: settings.schema_source == SchemaSourceKind::Cluster,
     };
     let old = old_object(request);
     let mut findings = check(&mut raw, object, old, options, settings, host, &what)?;
@@ -279,9 +277,9 @@ fn check(
             warnings: initial.warnings,
         }));
     }
-    if raw.view_leaves_out_rules() {
+    if validation::may_differ_on_the_whole_schema(&initial) {
         // Same errors; but whether rules went unchecked for the object's errors is the whole
-        // schema's to say (the object, once corrected, may reach them).
+        // schema's to say (the object, once corrected, may reach rules the view left out).
         let full = parsed(raw.full(), settings, host, what)?;
         initial = validation::validate(full, object, old, options);
     }

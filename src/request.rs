@@ -335,11 +335,9 @@ impl<'de> Visitor<'de> for CrdList<'_> {
         // After the first match, a document is only skipped (the first match wins, as when the
         // CRDs are kept as text).
         while read.narrowed.is_none() {
-            // An inline CRD: its rules are estimated, every one of them.
             let document = Document {
                 version: self.version,
                 values: self.values,
-                all_rules: true,
                 wanted: Some(self.wanted),
             };
             let Some(crd) = seq.next_element_seed(document)? else {
@@ -485,7 +483,7 @@ mod tests {
         assert!(settings.crds.is_empty());
         assert_eq!(settings.schema_source, SchemaSourceKind::Inline);
         // The same view as the text path's one pass over the document.
-        let expected = crate::crd::touched_schema(&narrowed.crd, &crds[1], "v1", &values(&r), true);
+        let expected = crate::crd::touched_schema(&narrowed.crd, &crds[1], "v1", &values(&r));
         let found = crate::crd::pick_version(&narrowed.crd, "v1", narrowed.versions);
         assert_eq!(found.unwrap(), expected.unwrap());
         // The request and the other settings as the plain parse reads them.

@@ -16,9 +16,6 @@ use crate::settings::{SchemaSourceKind, Settings};
 #[derive(Debug)]
 pub struct RawSchema<'p> {
     crd: String,
-    /// Read from the cluster: the API server accepted it, so its rules are not estimated and
-    /// a rule at a node the object does not reach is not needed.
-    accepted: bool,
     /// The version whose schema it is, found when the document is read.
     version: String,
     source: Source<'p>,
@@ -47,7 +44,6 @@ impl<'p> RawSchema<'p> {
         let touched = pick_version(&crd.crd, version, crd.versions);
         RawSchema {
             crd: crd.crd,
-            accepted: false,
             version: version.to_string(),
             source: Source::Payload {
                 payload,
@@ -71,12 +67,6 @@ impl<'p> RawSchema<'p> {
             self.full = Some(self.parse_full()?);
         }
         Ok(self.full.get_or_insert(Value::Null))
-    }
-
-    /// Whether the view ([`RawSchema::touched_by`]) leaves out rules at nodes the values do
-    /// not reach: it does for a CRD the API server accepted (nothing is estimated).
-    pub fn view_leaves_out_rules(&self) -> bool {
-        self.accepted
     }
 
     fn parse_full(&self) -> Result<Value, SchemaError> {
@@ -109,7 +99,7 @@ impl<'p> RawSchema<'p> {
     pub fn touched_by(&mut self, values: &[&Value]) -> Result<Value, SchemaError> {
         match &mut self.source {
             Source::Document(document) => {
-                touched_schema(&self.crd, document, &self.version, values, !self.accepted)
+                touched_schema(&self.crd, document, &self.version, values)
             }
             Source::Payload { touched, .. } => touched
                 .take()
@@ -177,7 +167,6 @@ fn inline_schema(
             let document: Box<str> = settings.crds.swap_remove(i).into();
             return Ok(RawSchema {
                 crd: head.name(),
-                accepted: false,
                 version: version.to_string(),
                 source: Source::Document(document.into_string()),
                 full: None,
@@ -224,7 +213,6 @@ fn cluster_schema(
                 // Read in one pass when the object is validated ([`RawSchema::touched_by`]).
                 return Ok(RawSchema {
                     crd: name,
-                    accepted: true,
                     version: version.to_string(),
                     source: Source::Document(document),
                     full: None,
@@ -408,6 +396,42 @@ mod tests {
         assert!(e.contains("openAPIV3Schema"), "{e}");
         let e = check_inline_crd("[1,2]").unwrap_err();
         assert!(e.contains("not a CustomResourceDefinition"), "{e}");
+    }
+
+    #[test]
+    fn an_inline_crd_the_api_server_would_refuse_for_its_rules_costs_is_refused() {
+        // Every fixture is modelled on a CRD real API servers accept (the largest, Gateway
+        // API's HTTPRoute and Argo CD's Application, with all their rules); the one made to
+        // hold the most CEL work a request can carry is, as an inline CRD, refused: the API
+        // server estimates its strings at 4 bytes a character.
+        let dir = format!("{}/e2e-tests/fixtures/crds", env!("CARGO_MANIFEST_DIR"));
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).expect("fixtures") {
+            let name = entry
+                .expect("entry")
+                .file_name()
+                .into_string()
+                .expect("name");
+            if !name.ends_with(".yaml") {
+                continue;
+            }
+            let verdict = check_inline_crd(&fixture_json(&name));
+            if name == "gadgets.fidelity.example.com.yaml" {
+                let e = verdict.unwrap_err();
+                assert!(
+                    e.starts_with(
+                        "the API server would refuse this CustomResourceDefinition \
+                         (gadgets.fidelity.example.com, version v1): the rule at spec.chunks[*] \
+                         (x-kubernetes-validations[0]: self.matches("
+                    ) && e.contains(": Forbidden: estimated rule cost exceeds budget by factor of"),
+                    "{e}"
+                );
+            } else {
+                assert_eq!(verdict, Ok(()), "{name}");
+            }
+            checked += 1;
+        }
+        assert!(checked > 40, "{checked}");
     }
 
     #[test]

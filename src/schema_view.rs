@@ -4,12 +4,11 @@
 //! A large CRD (hundreds of kilobytes, most of it descriptions and branches the object does
 //! not use) used to be parsed whole into a `Value` on every evaluation. Validation only ever
 //! looks at the schema nodes the object reaches, plus, where a node carries CEL rules, the
-//! node's whole subtree (a rule can name any field below it, and its cost estimate depends on
-//! all of them). So the view keeps:
+//! node's whole subtree (a rule can name any field below it). A rule at a node no value reaches
+//! never runs, and no rule is estimated per request (an inline CRD's rules were estimated when
+//! the settings were validated). So the view keeps:
 //! - every keyword of a node it keeps, except `description`;
-//! - under `properties`, the properties the object (or the old object) has, and any property
-//!   whose subtree carries `x-kubernetes-validations` (the API server's cost limits count
-//!   every rule of the CRD, so the inline estimate must see them all);
+//! - under `properties`, the properties the object (or the old object) has;
 //! - `items`, `additionalProperties` and the combinators, narrowed to the values they govern;
 //! - the key properties of a `map` list's items (an absent key takes its schema default);
 //! - below a node with rules, everything but descriptions.
@@ -25,7 +24,6 @@
 
 use std::fmt;
 
-use memchr::memmem;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -37,20 +35,15 @@ const MAX_DEPTH: usize = 128;
 const RULES: &str = "x-kubernetes-validations";
 
 /// The schema `schema` narrowed to what `values` (the object, and the old object on UPDATE)
-/// touch. One pass over the text: what is not kept is skipped, not parsed. With `all_rules`,
-/// a property the values do not have is kept all the same when its text holds CEL rules:
-/// the static cost estimate of an inline CRD needs every rule (the API server's limit on the
-/// CRD's total counts them all). A CRD the API server accepted is not estimated, and a rule
-/// at a node no value reaches never runs, so without `all_rules` such a property is skipped.
-pub fn touched_by(schema: &str, values: &[&Value], all_rules: bool) -> serde_json::Result<Value> {
-    narrow(schema, values, Keep::new(all_rules), 0).map(|n| n.value)
+/// touch. One pass over the text: what is not kept is skipped, not parsed.
+pub fn touched_by(schema: &str, values: &[&Value]) -> serde_json::Result<Value> {
+    narrow(schema, values, Keep::NARROWED, 0).map(|n| n.value)
 }
 
 /// [`touched_by`] as a seed, for a schema met while reading a larger document (the CRD).
 #[derive(Clone, Copy)]
 pub struct TouchedBy<'v> {
     pub values: &'v [&'v Value],
-    pub all_rules: bool,
 }
 
 /// What a node keeps beyond what the values touch.
@@ -58,17 +51,10 @@ pub struct TouchedBy<'v> {
 struct Keep {
     /// Everything but descriptions (a node with rules, or below one).
     whole: bool,
-    /// Properties whose text holds rules (see [`touched_by`]).
-    all_rules: bool,
 }
 
 impl Keep {
-    fn new(all_rules: bool) -> Keep {
-        Keep {
-            whole: false,
-            all_rules,
-        }
-    }
+    const NARROWED: Keep = Keep { whole: false };
 }
 
 impl<'de> DeserializeSeed<'de> for TouchedBy<'_> {
@@ -77,7 +63,7 @@ impl<'de> DeserializeSeed<'de> for TouchedBy<'_> {
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
         Node {
             values: self.values,
-            keep: Keep::new(self.all_rules),
+            keep: Keep::NARROWED,
             depth: 0,
         }
         .deserialize(deserializer)
@@ -284,7 +270,6 @@ impl<'de> Visitor<'de> for Node<'_> {
             skipped,
             Keep {
                 whole: has_rules && !self.keep.whole,
-                ..self.keep
             },
             &map_keys,
             depth,
@@ -370,11 +355,8 @@ impl<'de> Visitor<'de> for Properties<'_> {
                 })?
             } else {
                 let raw: &'de RawValue = map.next_value()?;
-                if !(self.keep.all_rules && holds_rules(raw.get())) {
-                    skipped.push((vec![name], raw));
-                    continue;
-                }
-                narrow(raw.get(), &[], self.keep, self.depth).map_err(de::Error::custom)?
+                skipped.push((vec![name], raw));
+                continue;
             };
             prefixed(&mut skipped, n.skipped, &[name.as_str()]);
             out.insert(name, n.value);
@@ -437,14 +419,6 @@ impl<'de> Visitor<'de> for Branches<'_> {
     plain_scalars!();
 }
 
-/// Whether a schema's text holds CEL rules (or a description that names the keyword, which
-/// only keeps a little more). `memmem` rather than `str::contains`: this reads every byte of
-/// every property the object does not have, and measured 3–5 % of an evaluation against an
-/// 85 KB CRD with `contains`.
-fn holds_rules(text: &str) -> bool {
-    memmem::find(text.as_bytes(), RULES.as_bytes()).is_some()
-}
-
 fn elements<'v>(values: &[&'v Value]) -> Vec<&'v Value> {
     values
         .iter()
@@ -467,7 +441,7 @@ mod tests {
     use serde_json::json;
 
     fn view(schema: &Value, object: &Value) -> Value {
-        touched_by(&schema.to_string(), &[object], true).unwrap()
+        touched_by(&schema.to_string(), &[object]).unwrap()
     }
 
     #[test]
@@ -507,7 +481,7 @@ mod tests {
     }
 
     #[test]
-    fn a_node_with_rules_keeps_its_subtree_and_rules_elsewhere_are_kept() {
+    fn a_node_with_rules_keeps_its_subtree() {
         let schema = json!({
             "type": "object",
             "properties": {
@@ -530,10 +504,7 @@ mod tests {
                     "ruled": {"type": "object",
                         "x-kubernetes-validations": [{"rule": "has(self.absent) || true"}],
                         "properties": {"absent": {"type": "string"},
-                                       "present": {"type": "string"}}},
-                    "elsewhere": {"type": "object", "properties": {
-                        "deep": {"type": "string",
-                                 "x-kubernetes-validations": [{"rule": "self != ''"}]}}}
+                                       "present": {"type": "string"}}}
                 }
             })
         );
@@ -541,8 +512,6 @@ mod tests {
 
     #[test]
     fn from_the_cluster_rules_elsewhere_are_not_kept() {
-        // A CRD the API server accepted is not estimated: a rule at a node the object does
-        // not reach never runs, so only the node with rules the object reaches is kept.
         let schema = json!({
             "type": "object",
             "properties": {
@@ -555,7 +524,7 @@ mod tests {
         });
         let object = json!({"ruled": {}});
         assert_eq!(
-            touched_by(&schema.to_string(), &[&object], false).unwrap(),
+            touched_by(&schema.to_string(), &[&object]).unwrap(),
             json!({
                 "type": "object",
                 "properties": {
@@ -565,10 +534,6 @@ mod tests {
                 }
             })
         );
-        assert!(touched_by(&schema.to_string(), &[&object], true)
-            .unwrap()
-            .pointer("/properties/elsewhere/properties/deep")
-            .is_some());
     }
 
     #[test]
@@ -655,33 +620,29 @@ mod tests {
                 let old = case.get("oldObject").filter(|o| o.is_object());
                 for variant in variants(object) {
                     let values: Vec<&Value> = std::iter::once(&variant).chain(old).collect();
-                    // Inline (every rule kept, for the estimate) and from the cluster (a CRD
-                    // the API server accepted: only what the values reach).
-                    for (all_rules, options) in [
-                        (true, ValidateOptions::STRICT),
-                        (
-                            false,
-                            ValidateOptions {
-                                report_unknown_fields: false,
-                                crd_accepted: true,
-                            },
-                        ),
+                    let view = touched_by(&text, &values).expect("view");
+                    // The same view read straight from the CRD document.
+                    assert_eq!(
+                        crate::crd::touched_schema(crd, &document, version, &values)
+                            .expect("view from the document"),
+                        view
+                    );
+                    for options in [
+                        ValidateOptions::STRICT,
+                        ValidateOptions {
+                            report_unknown_fields: false,
+                        },
                     ] {
-                        let view = touched_by(&text, &values, all_rules).expect("view");
-                        // The same view read straight from the CRD document.
-                        assert_eq!(
-                            crate::crd::touched_schema(crd, &document, version, &values, all_rules)
-                                .expect("view from the document"),
-                            view
-                        );
                         let (by_view, by_full) = (
                             validate(&view, &variant, old, options),
                             validate(&full, &variant, old, options),
                         );
-                        // An invalid object from the cluster is validated again against the
-                        // whole schema (`pipeline::check`) for its warnings: the view left out
-                        // rules the object, once corrected, may reach.
-                        if all_rules || by_full.is_valid() {
+                        // An invalid object whose warnings may read otherwise is validated
+                        // again against the whole schema (`pipeline::check`): the view left
+                        // out rules the object, once corrected, may reach.
+                        let may_differ =
+                            crate::validation::may_differ_on_the_whole_schema(&by_view);
+                        if by_full.is_valid() || !may_differ {
                             assert_eq!(
                                 by_view,
                                 by_full,

@@ -1,6 +1,6 @@
 //! The built policy `.wasm` answers as the API server would, and within policy-server's time:
-//! work per evaluation is bounded (blocking errors, rule cost limits), rules the API server
-//! refuses for their estimated cost are not evaluated, `oneOf`/`anyOf`/`not` are checked, and
+//! work per evaluation is bounded (blocking errors, rule cost limits), an inline CRD the API
+//! server would refuse for its rules' estimated cost is refused, `oneOf`/`anyOf`/`not` are checked, and
 //! rules that fail at run time are reported in the API server's words.
 //!
 //! Needs the module: `make build-wasm` (or `make test`), or `CRFIX_POLICY_WASM=path`.
@@ -189,24 +189,47 @@ fn a_rule_over_the_per_call_limit_is_refused_in_the_api_servers_words() {
 }
 
 #[test]
-fn a_rule_the_api_server_refuses_for_its_estimated_cost_is_not_evaluated() {
-    // A quadratic rule on a list without maxItems: the API server refuses such a CRD.
+fn an_inline_crd_the_api_server_would_refuse_for_a_rules_cost_is_refused_by_the_settings() {
+    // A quadratic rule on a list without maxItems: the API server refuses such a CRD, so
+    // crfix's settings refuse it as an inline CRD, in the API server's words.
     let mut crd = crd_fixture(GADGET);
     let spec = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
     spec["properties"]["unbounded"] = json!({"type": "array", "items": {"type": "integer"},
         "x-kubernetes-validations": [{"rule": "self.all(x, self.exists(y, y > x))"}]});
-    // Every item has no higher one: the rule would fail if it ran.
-    let (r, _) = validate_with(&host(), crd, gadget(json!({"unbounded": [2, 2]})));
-    assert_eq!(r["accepted"], true, "{r:#}");
-    let w = warnings(&r);
-    // (A warning is cut at 120 characters: the rule's field and the rule come first.)
+    spec["properties"]
+        .as_object_mut()
+        .expect("properties")
+        .remove("chunks");
+    let settings = inline_settings(&[crd], json!({"mode": "validate"}));
+    let verdict = match host().validate_settings(&settings) {
+        Ok(v) => v,
+        Err(e) => panic!("validate_settings failed in the host: {e:#}"),
+    };
+    assert_eq!(verdict["valid"], false, "{verdict:#}");
     assert_eq!(
-        w,
-        vec![
-            "crfix: CEL rule at spec.unbounded not evaluated, the API server refuses it: \
-             self.all(x, self.exists(y, y > x))"
-        ],
+        verdict["message"],
+        "crds[0]: the API server would refuse this CustomResourceDefinition \
+         (gadgets.fidelity.example.com, version v1): the rule at spec.unbounded \
+         (x-kubernetes-validations[0]: self.all(x, self.exists(y, y > x))): Forbidden: \
+         estimated rule cost exceeds budget by factor of more than 100x (try simplifying the \
+         rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings \
+         are declared)"
     );
+    // Bounded, the rule is within the API server's estimate: the settings are valid.
+    let mut crd = crd_fixture(GADGET);
+    let spec = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    spec["properties"]["unbounded"] = json!({"type": "array", "maxItems": 100,
+        "items": {"type": "integer"},
+        "x-kubernetes-validations": [{"rule": "self.all(x, self.exists(y, y > x))"}]});
+    spec["properties"]
+        .as_object_mut()
+        .expect("properties")
+        .remove("chunks");
+    let settings = inline_settings(&[crd], json!({"mode": "validate"}));
+    let verdict = host()
+        .validate_settings(&settings)
+        .expect("validate_settings");
+    assert_eq!(verdict["valid"], true, "{verdict:#}");
 }
 
 #[test]

@@ -155,9 +155,10 @@ fn every_rule_of_an_httproute_shaped_crd_is_evaluated_inline_and_from_the_cluste
 }
 
 #[test]
-fn a_refused_rules_warning_names_its_field_and_message_within_the_cut() {
-    // A truly too-expensive rule deep in lists, in an inline CRD: refused as the API server
-    // would refuse it, and the warning still names where and which.
+fn an_inline_crd_with_a_rule_the_api_server_refuses_is_named_in_full_by_the_settings() {
+    // A truly too-expensive rule deep in lists, in an inline CRD: the settings are refused as
+    // the API server would refuse the CRD, naming the rule's field and text in full (a
+    // settings message is not cut like a warning).
     let mut crd = crd_fixture(ROUTES);
     let headers = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/rules/items\
                    /properties/matches/items/properties/headers";
@@ -165,17 +166,20 @@ fn a_refused_rules_warning_names_its_field_and_message_within_the_cut() {
         "rule": "self.all(a, self.exists_one(b, a.name.lowerAscii() == b.name.lowerAscii()))",
         "message": "header names are unique"}]);
     let settings = inline_settings(&[crd], json!({"mode": "validate"}));
-    let mut spec = route_spec(json!([parent("a")]));
-    spec["rules"][0]["matches"][0]["headers"] = json!([{"name": "X-A", "value": "1"}]);
-    let request = admission_request("CREATE", route(spec), None);
-    let r = answer(&host(), &request, &settings);
-    assert_eq!(r["accepted"], true, "{r:#}");
-    assert_eq!(
-        warnings(&r),
-        vec![
-            "crfix: CEL rule at spec.rules[*].matches[*].headers not evaluated, the API server \
-             refuses it: header names are unique"
-                .to_string()
-        ]
+    let verdict = match host().validate_settings(&settings) {
+        Ok(v) => v,
+        Err(e) => panic!("validate_settings failed in the host: {e:#}"),
+    };
+    assert_eq!(verdict["valid"], false, "{verdict:#}");
+    let message = verdict["message"].as_str().expect("message");
+    assert!(
+        message.starts_with(
+            "crds[0]: the API server would refuse this CustomResourceDefinition \
+             (trafficroutes.routing.fixtures.crfix.dev, version v1): the rule at \
+             spec.rules[*].matches[*].headers (x-kubernetes-validations[0]: self.all(a, \
+             self.exists_one(b, a.name.lowerAscii() == b.name.lowerAscii()))): Forbidden: \
+             estimated rule cost exceeds budget by factor of"
+        ),
+        "{message}"
     );
 }

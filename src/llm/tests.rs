@@ -196,7 +196,6 @@ fn context<'a>(
         settings,
         options: ValidateOptions {
             report_unknown_fields: true,
-            crd_accepted: false,
         },
     }
 }

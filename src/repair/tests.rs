@@ -215,7 +215,6 @@ fn run_with(
         settings,
         options: ValidateOptions {
             report_unknown_fields: true,
-            crd_accepted: false,
         },
     };
     let initial = mini_validate(schema, object, old);
@@ -541,7 +540,6 @@ fn a_loop_of_repairs_stops() {
         settings: &settings,
         options: ValidateOptions {
             report_unknown_fields: true,
-            crd_accepted: false,
         },
     };
     let object = json!({"spec": {"a": "x"}});
@@ -573,7 +571,6 @@ mod full_loop {
 
     const OPTS: ValidateOptions = ValidateOptions {
         report_unknown_fields: true,
-        crd_accepted: false,
     };
 
     fn real(

@@ -22,6 +22,8 @@ mod formats;
 mod regex;
 mod static_cost;
 
+pub use static_cost::refused_rules;
+
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
@@ -37,18 +39,12 @@ use crate::types::{ErrorKind, FieldError, ValidationOutcome};
 pub struct ValidateOptions {
     /// Report properties the schema does not know (see `Settings::reject_unknown_fields`).
     pub report_unknown_fields: bool,
-    /// The CRD is one the API server accepted (`schemaSource: cluster`): its rules passed the
-    /// API server's cost estimates when the CRD was written, so every rule is evaluated, none
-    /// refused for its estimate (the per-call limit and the per-object budgets still bound each
-    /// evaluation). An inline CRD (settings `crds`) is estimated as the API server would.
-    pub crd_accepted: bool,
 }
 
 impl ValidateOptions {
-    /// Unknown fields reported, the CRD estimated as the API server would estimate a new one.
+    /// Unknown fields reported.
     pub const STRICT: ValidateOptions = ValidateOptions {
         report_unknown_fields: true,
-        crd_accepted: false,
     };
 }
 
@@ -1036,16 +1032,11 @@ impl<'a> Walker<'a> {
         if sites.is_empty() {
             return;
         }
-        let mut cache = RuleCache::default();
-        // A CRD the API server accepted passed its cost estimates: nothing to refuse.
-        let refused = if self.options.crd_accepted {
-            static_cost::Refused::default()
-        } else {
-            static_cost::refused_rules(schema, &mut cache)
-        };
+        // Every rule is evaluated: the CRD is one the API server accepted, or an inline one
+        // whose estimates the settings' validation checked as the API server would
+        // (`crd::check_rule_costs`). The per-call limit and the budgets bound each evaluation.
         let mut run = CelRun {
-            cache,
-            refused,
+            cache: RuleCache::default(),
             evaluations: 0,
             budget: cost::RUNTIME_BUDGET,
             own_budget: OWN_BUDGET,
@@ -1059,22 +1050,13 @@ impl<'a> Walker<'a> {
             else {
                 continue;
             };
-            for (index, rule) in rules.iter().enumerate() {
+            for rule in rules {
                 if self.full() {
                     return;
                 }
                 let Some(text) = rule.get("rule").and_then(Value::as_str) else {
                     continue;
                 };
-                if let Some((path, why)) = run.refused.get(site.schema, index) {
-                    self.warn(rule_warning(
-                        path,
-                        " not evaluated, the API server refuses it: ",
-                        &rule_error_string(rule, text),
-                        why.strip_prefix("Forbidden: ").unwrap_or(why),
-                    ));
-                    continue;
-                }
                 run.evaluations += 1;
                 if run.evaluations > MAX_CEL_EVALUATIONS {
                     self.warn(format!(
@@ -1313,8 +1295,6 @@ enum Flow {
 /// The state of one object's rule evaluations.
 struct CelRun<'a> {
     cache: RuleCache<'a>,
-    /// The rules the API server refuses when the CRD is written (their cost estimates).
-    refused: static_cost::Refused,
     evaluations: usize,
     /// What is left of the API server's per-object budget.
     budget: u64,
@@ -1374,6 +1354,17 @@ fn rule_error_string(rule: &Value, text: &str) -> String {
         .filter(|m| !m.is_empty())
         .unwrap_or(text.trim())
         .to_string()
+}
+
+/// Whether `outcome`, from a view of the schema that leaves out the rules at nodes the object
+/// does not reach (`schema_view`), may read otherwise against the whole schema: the errors are
+/// the same, but a blocking error stops rules the object, once corrected, may reach, which
+/// only the whole schema knows of (the "not checked" warning).
+pub fn may_differ_on_the_whole_schema(outcome: &ValidationOutcome) -> bool {
+    let said = outcome.warnings.iter().any(|w| w.ends_with(NOT_CHECKED));
+    let blocked =
+        outcome.errors.len() >= MAX_ERRORS || outcome.errors.iter().any(|e| is_blocking(&e.kind));
+    blocked && !said
 }
 
 /// The API server skips every rule when schema validation found one of these (`hasBlockingErr`:

@@ -1,13 +1,10 @@
 //! The cost limits the API server applies when a CRD is written: a rule whose estimated cost
 //! (one evaluation on the largest value the schema allows, times the number of times it may
 //! run) exceeds `StaticEstimatedCostLimit`, or rules whose total exceeds
-//! `StaticEstimatedCRDCostLimit`, make the API server refuse the CRD. crfix reads such a CRD
-//! (inline in the settings, or installed before the limits existed) but does not evaluate
-//! those rules: a warning names each (its field path and message first, then the API server's
-//! words, as much of them as fits). A CRD read from the cluster is not estimated at all: the
-//! API server accepted it (`ValidateOptions::crd_accepted`).
-
-use std::collections::HashMap;
+//! `StaticEstimatedCRDCostLimit`, make the API server refuse the CRD. crfix estimates an inline
+//! CRD (settings `crds`) once, when the settings are validated, and refuses settings whose CRD
+//! the API server would refuse (`crd::check_rule_costs`); so every CRD a request is evaluated
+//! against is one the API server accepts or accepted, and every rule of it is evaluated.
 
 use serde_json::Value;
 
@@ -20,40 +17,26 @@ const MAX_DEPTH: usize = 128;
 /// each at least 1 % of the limit.
 const MOST_EXPENSIVE: usize = 4;
 
-/// A rule of the schema: its node, its index in `x-kubernetes-validations`, its node's
-/// field path, and its estimated cost.
+/// A rule of the schema: its text, its index in `x-kubernetes-validations`, its node's field
+/// path, and its estimated cost.
 struct RuleCost<'a> {
-    node: &'a Value,
+    rule: &'a str,
     index: usize,
     path: String,
     cost: u64,
 }
 
-/// The rules the API server would refuse, by node address and rule index: for each, its
-/// node's field path (`spec.rules[*].matches[*]`) and the API server's error.
-#[derive(Default)]
-pub struct Refused {
-    rules: HashMap<(usize, usize), (String, String)>,
-}
-
-impl Refused {
-    /// Where rule `index` of `node` is and why the API server refuses it, if it does.
-    pub fn get(&self, node: &Value, index: usize) -> Option<(&str, &str)> {
-        self.rules
-            .get(&(node as *const Value as usize, index))
-            .map(|(path, why)| (path.as_str(), why.as_str()))
-    }
-
-    #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
-        self.rules.is_empty()
-    }
-
-    /// Every refusal: field path and the API server's words.
-    #[cfg(test)]
-    pub fn all(&self) -> Vec<(String, String)> {
-        self.rules.values().cloned().collect()
-    }
+/// A rule the API server would refuse the CRD for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// Its node's field path (`spec.rules[*].matches[*]`; the root is `<root>`).
+    pub path: String,
+    /// Its index in the node's `x-kubernetes-validations`.
+    pub index: usize,
+    /// The rule's text.
+    pub rule: String,
+    /// The API server's error (`Forbidden: …`).
+    pub why: String,
 }
 
 /// The API server's words for a cost over a limit (`getCostErrorMessage`).
@@ -72,9 +55,10 @@ pub fn cost_error_message(name: &str, cost: u64, limit: u64) -> String {
     )
 }
 
-/// Estimates every rule of `root` (compiling them with `cache`) and returns those the API
-/// server would refuse.
-pub fn refused_rules<'a>(root: &'a Value, cache: &mut RuleCache<'a>) -> Refused {
+/// Estimates every rule of `root` as the API server does when the CRD is written and returns
+/// those it would refuse the CRD for, in the order of their field paths.
+pub fn refused_rules(root: &Value) -> Vec<Refusal> {
+    let mut cache = RuleCache::default();
     let mut rules = Vec::new();
     collect(
         root,
@@ -84,22 +68,22 @@ pub fn refused_rules<'a>(root: &'a Value, cache: &mut RuleCache<'a>) -> Refused 
             segment: "",
             property: false,
         },
-        cache,
+        &mut cache,
         &mut rules,
         0,
     );
-    let mut refused = Refused::default();
+    let mut refused: Vec<(&RuleCost<'_>, String)> = Vec::new();
     let mut total = 0u64;
     for rule in &rules {
         total = total.saturating_add(rule.cost);
         if rule.cost > cost::STATIC_RULE_LIMIT {
             let message =
                 cost_error_message("estimated rule cost", rule.cost, cost::STATIC_RULE_LIMIT);
-            refused.insert(rule, format!("Forbidden: {message}"));
+            refused.push((rule, format!("Forbidden: {message}")));
         }
     }
     if total > cost::STATIC_CRD_LIMIT {
-        let mut expensive: Vec<&RuleCost<'a>> = rules
+        let mut expensive: Vec<&RuleCost<'_>> = rules
             .iter()
             .filter(|r| r.cost >= cost::STATIC_CRD_LIMIT / 100)
             .collect();
@@ -110,28 +94,29 @@ pub fn refused_rules<'a>(root: &'a Value, cache: &mut RuleCache<'a>) -> Refused 
             cost::STATIC_CRD_LIMIT,
         );
         for rule in expensive.into_iter().take(MOST_EXPENSIVE) {
-            refused.rules.entry(key(rule)).or_insert_with(|| {
-                (
-                    rule.path.clone(),
-                    format!(
-                        "Forbidden: contributed to estimated rule cost total exceeding cost \
-                         limit for entire OpenAPIv3 schema; openAPIV3Schema: Forbidden: {whole}"
-                    ),
-                )
-            });
+            if refused.iter().any(|(r, _)| std::ptr::eq(*r, rule)) {
+                continue;
+            }
+            refused.push((
+                rule,
+                format!(
+                    "Forbidden: contributed to estimated rule cost total exceeding cost limit \
+                     for entire OpenAPIv3 schema; openAPIV3Schema: Forbidden: {whole}"
+                ),
+            ));
         }
     }
-    refused
-}
-
-fn key(rule: &RuleCost<'_>) -> (usize, usize) {
-    (rule.node as *const Value as usize, rule.index)
-}
-
-impl Refused {
-    fn insert(&mut self, rule: &RuleCost<'_>, message: String) {
-        self.rules.insert(key(rule), (rule.path.clone(), message));
-    }
+    let mut out: Vec<Refusal> = refused
+        .into_iter()
+        .map(|(rule, why)| Refusal {
+            path: rule.path.clone(),
+            index: rule.index,
+            rule: rule.rule.to_string(),
+            why,
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.path, a.index).cmp(&(&b.path, b.index)));
+    out
 }
 
 /// Where a schema node is, as a field path (`spec.rules[*].matches[*]`; the root is
@@ -196,7 +181,7 @@ fn collect<'a>(
             let shown = cost >= cost::STATIC_RULE_LIMIT.min(cost::STATIC_CRD_LIMIT / 100);
             let rendered = if shown { path.render() } else { String::new() };
             out.push(RuleCost {
-                node: schema,
+                rule: text,
                 index,
                 path: if shown && rendered.is_empty() {
                     "<root>".to_string()

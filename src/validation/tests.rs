@@ -5,7 +5,6 @@ use crate::fixtures::{ce_v1, ce_v1alpha1, widget_v1};
 
 const OPTS: ValidateOptions = ValidateOptions {
     report_unknown_fields: true,
-    crd_accepted: false,
 };
 
 fn valid_ce() -> Value {
@@ -68,15 +67,6 @@ fn valid_widget() -> Value {
 
 fn run(schema: &Value, object: &Value) -> ValidationOutcome {
     validate(schema, object, None, OPTS)
-}
-
-/// [`run`] with the CRD taken as one the API server accepted (read from the cluster).
-fn run_accepted(schema: &Value, object: &Value) -> ValidationOutcome {
-    let accepted = ValidateOptions {
-        crd_accepted: true,
-        ..OPTS
-    };
-    validate(schema, object, None, accepted)
 }
 
 fn only_error(outcome: &ValidationOutcome) -> &FieldError {
@@ -596,7 +586,6 @@ fn unknown_fields_and_preserve_unknown() {
     );
     let quiet = ValidateOptions {
         report_unknown_fields: false,
-        crd_accepted: false,
     };
     assert!(validate(&widget_v1(), &o, None, quiet).is_valid());
     // Nothing is unknown under x-kubernetes-preserve-unknown-fields, nor in metadata.
@@ -955,9 +944,9 @@ fn the_object_budget_stops_the_rules_in_the_api_servers_words() {
     let item = "a".repeat(890_000);
     let o = json!({"a": vec![item.clone(); 12], "b": [item.clone()]});
     // The API server estimates each string at 4 bytes a character (3.8 times its per-rule
-    // limit): taken as a CRD read from the cluster, installed before the limits, so that the
-    // runtime budget is what stops the rules.
-    let outcome = run_accepted(&s, &o);
+    // limit), so it would refuse this CRD now; one installed before the limits is evaluated
+    // as it is, and the runtime budget is what stops the rules.
+    let outcome = run(&s, &o);
     // crfix's own, smaller, budget: the rules past it are not evaluated (not an error).
     assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
     assert!(outcome.warnings[0].starts_with("crfix: CEL rules from a[2] on not evaluated"));
@@ -969,10 +958,10 @@ fn the_object_budget_stops_the_rules_in_the_api_servers_words() {
          further validation rules will be run"
     );
     let o = json!({"a": vec![item.clone(); 12], "b": []});
-    assert!(run_accepted(&s, &o).is_valid());
+    assert!(run(&s, &o).is_valid());
     // Within crfix's budget every rule is evaluated.
     let o = json!({"a": [item.clone(), item], "b": ["z"]});
-    let outcome = run_accepted(&s, &o);
+    let outcome = run(&s, &o);
     assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
     assert_eq!(only_error(&outcome).pointer, "/b/0");
 }
@@ -1018,7 +1007,6 @@ fn one_of_any_of_all_of_and_not_as_the_api_servers_validator() {
         None,
         ValidateOptions {
             report_unknown_fields: false,
-            crd_accepted: false,
         },
     );
     assert!(
@@ -1116,21 +1104,10 @@ fn runtime_errors_in_cel_gos_words_naming_the_rules_message() {
 }
 
 #[test]
-fn rules_the_api_server_refuses_for_their_estimated_cost_are_not_evaluated() {
+fn rules_the_api_server_refuses_for_their_estimated_cost_are_named() {
     // Quadratic in a list without maxItems: far over StaticEstimatedCostLimit.
     let failing = "self.all(x, self.exists(y, y > x))";
     let (s, o) = hostile_list(3, None, failing);
-    let outcome = run(&s, &o);
-    assert!(outcome.is_valid(), "{outcome:?}");
-    // The warning names the rule's field and the rule (its message when it has one) first;
-    // the API server's words follow as far as 120 characters go.
-    assert_eq!(
-        outcome.warnings,
-        vec![
-            "crfix: CEL rule at spec.list not evaluated, the API server refuses it: \
-             self.all(x, self.exists(y, y > x))"
-        ]
-    );
     assert_eq!(
         refusals(&s),
         vec![(
@@ -1141,9 +1118,12 @@ fn rules_the_api_server_refuses_for_their_estimated_cost_are_not_evaluated() {
                 .to_string()
         )]
     );
-    // With maxItems the estimate is within the limit: the rule runs (and fails).
-    let (s, o) = hostile_list(3, Some(100), failing);
+    // Validation evaluates every rule, bounded by the runtime limits: an inline CRD with
+    // such a rule is refused when the settings are validated (`crd::check_inline_crd`).
     assert_eq!(only_error(&run(&s, &o)).pointer, "/spec/list");
+    // With maxItems the estimate is within the limit.
+    let (s, _) = hostile_list(3, Some(100), failing);
+    assert!(refusals(&s).is_empty());
 
     // A matches rule: a tenth of the string's bytes (the API server counts 4 per character
     // of maxLength) times a quarter of the pattern's length.
@@ -1154,27 +1134,17 @@ fn rules_the_api_server_refuses_for_their_estimated_cost_are_not_evaluated() {
                "x-kubernetes-validations": [{"rule": format!("self.matches('{pattern}')")}]})
     };
     let s = json!({"type": "object", "properties": {"a": matches(2_999_999)}});
-    let outcome = run(&s, &json!({"a": "zz"}));
-    assert!(outcome.is_valid());
-    assert!(outcome.warnings[0].starts_with("crfix: CEL rule at a not evaluated"));
     assert!(refusals(&s)[0]
         .1
         .starts_with("Forbidden: estimated rule cost exceeds budget by factor of 1.200000x"));
-    // Eleven rules of 9,500,002 each: each within the limit, their total over the CRD's.
+    let s = json!({"type": "object", "properties": {"a": matches(2_374_998)}});
+    assert!(refusals(&s).is_empty());
+    // Eleven rules of 9,500,002 each: each within the limit, their total over the CRD's. The
+    // API server names the four most expensive.
     let props: serde_json::Map<String, Value> = (0..11)
         .map(|i| (format!("p{i:02}"), matches(2_374_998)))
         .collect();
     let s = json!({"type": "object", "properties": props});
-    let o: serde_json::Map<String, Value> =
-        (0..11).map(|i| (format!("p{i:02}"), json!("zz"))).collect();
-    let outcome = run(&s, &Value::Object(o));
-    // The four the API server names are not evaluated; the seven others are (and fail).
-    assert_eq!(outcome.errors.len(), 7, "{outcome:?}");
-    assert_eq!(outcome.warnings.len(), 4);
-    assert!(outcome
-        .warnings
-        .iter()
-        .all(|w| w.chars().count() <= crate::response::MAX_WARNING_CHARS));
     let refused = refusals(&s);
     assert_eq!(refused.len(), 4);
     assert!(
@@ -1186,16 +1156,15 @@ fn rules_the_api_server_refuses_for_their_estimated_cost_are_not_evaluated() {
         "{refused:?}"
     );
     // The ClusterExtension CRD's rules are all within the limits.
-    assert!(run(&ce_v1(), &valid_ce()).warnings.is_empty());
+    assert!(refusals(&ce_v1()).is_empty());
 }
 
-/// The rules of `schema` an inline CRD's estimate refuses: their field paths and the API
-/// server's words.
+/// The rules of `schema` the API server's estimate refuses: their field paths and its words.
 fn refusals(schema: &Value) -> Vec<(String, String)> {
-    let mut cache = RuleCache::default();
-    let mut out = static_cost::refused_rules(schema, &mut cache).all();
-    out.sort();
-    out
+    static_cost::refused_rules(schema)
+        .into_iter()
+        .map(|r| (r.path, r.why))
+        .collect()
 }
 
 fn traffic_route() -> Value {
@@ -1233,8 +1202,7 @@ fn every_rule_of_a_crd_shaped_like_gateway_apis_httproute_is_evaluated() {
     let outcome = run(&s, &route(spec.clone()));
     assert!(outcome.is_valid(), "{outcome:#?}");
     assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
-    let mut cache = RuleCache::default();
-    assert!(static_cost::refused_rules(&s, &mut cache).is_empty());
+    assert!(static_cost::refused_rules(&s).is_empty());
 
     // The two parent rules run, and `namespace` is what they read: the same parent twice in
     // one namespace is refused by one of them.
@@ -1318,8 +1286,7 @@ fn a_default_filled_in_is_never_an_unknown_field_of_the_narrowed_schema() {
                     "properties": {"type": {"type": "string"}, "status": {"type": "string"}}}}}}}});
     let object = json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t"},
         "spec": {"name": "a"}});
-    let narrowed =
-        crate::schema_view::touched_by(&s.to_string(), &[&object], true).expect("narrows");
+    let narrowed = crate::schema_view::touched_by(&s.to_string(), &[&object]).expect("narrows");
     assert!(
         narrowed
             .pointer("/properties/status/properties/conditions")
@@ -1373,30 +1340,24 @@ fn rules_over_a_maps_keys_are_estimated_as_the_api_server_sizes_keys() {
 }
 
 #[test]
-fn an_inline_crds_truly_too_expensive_rule_is_still_refused_a_cluster_crds_is_evaluated() {
+fn a_truly_too_expensive_rule_is_named_by_the_estimate_and_bounded_when_it_runs() {
     // Unique header names, compared lower-cased pairwise under lists of 16 and 64: 16 × 64
     // evaluations of 16 × 16 comparisons of 1,024-byte strings, far over the API server's
-    // per-rule limit (it would refuse the CRD).
+    // per-rule limit (it would refuse the CRD, and crfix refuses it inline in the settings).
     let mut s = traffic_route();
     let headers =
         "/properties/spec/properties/rules/items/properties/matches/items/properties/headers";
     s.pointer_mut(headers).expect("headers")["x-kubernetes-validations"] = json!([{
         "rule": "self.all(a, self.exists_one(b, a.name.lowerAscii() == b.name.lowerAscii()))",
         "message": "header names are unique"}]);
+    let refused = refusals(&s);
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0].0, "spec.rules[*].matches[*].headers");
+    // A CRD read from the cluster with such a rule (installed before the limits): the rule
+    // runs, bounded by the per-call limit and budgets.
     let dup = json!([{"name": "X-A", "value": "1"}, {"name": "x-a", "value": "2"}]);
     let o = route(json!({"rules": [{"matches": [{"headers": dup}]}]}));
     let outcome = run(&s, &o);
-    assert!(outcome.is_valid(), "{outcome:#?}");
-    assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
-    assert!(
-        outcome.warnings[0].contains("spec.rules[*].matches[*].headers")
-            && outcome.warnings[0].contains("header names are unique"),
-        "{}",
-        outcome.warnings[0]
-    );
-    // Read from the cluster, the CRD was accepted by the API server (before the limits, or
-    // with its rules unchanged): the rule runs, bounded by the per-call limit and budgets.
-    let outcome = run_accepted(&s, &o);
     assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
     assert_eq!(
         only_error(&outcome).message,

@@ -851,7 +851,11 @@ fn stated_change(said: &[String]) -> Option<Change> {
             "quadruple" | "quadrupled" => Some(4.0),
             "half" | "halve" | "halved" => Some(0.5),
             "times" => before,
-            _ => None,
+            // `a tenth of`, `two thirds of`: a fraction, said with its count and `of`.
+            _ => fraction_denominator(w).and_then(|d| {
+                let of = said.get(i + 1).is_some_and(|next| next == "of");
+                of.then_some(before? / d)
+            }),
         };
         changes.extend(factor.map(Change::Times));
         match (w.as_str(), before) {
@@ -864,6 +868,21 @@ fn stated_change(said: &[String]) -> Option<Change> {
         [change] => Some(*change),
         _ => None,
     }
+}
+
+/// The denominator a fraction word names (`tenth`, `thirds`); `half` is a factor of its own.
+fn fraction_denominator(word: &str) -> Option<f64> {
+    let d = match word.strip_suffix('s').unwrap_or(word) {
+        "third" => 3.0,
+        "quarter" | "fourth" => 4.0,
+        "fifth" => 5.0,
+        "sixth" => 6.0,
+        "eighth" => 8.0,
+        "tenth" => 10.0,
+        "hundredth" => 100.0,
+        _ => return None,
+    };
+    Some(d)
 }
 
 /// A stored number with a unit (`16Gi`, `5m`) changed as stated, the unit kept; `often`
@@ -1920,6 +1939,26 @@ mod tests {
         assert_eq!(rel("double it", json!("fast")), None);
         assert_eq!(rel("twice as often as now", json!(5)), None);
         assert_eq!(rel("half of it", json!(3)), None);
+        // A fraction said with its count and `of`; one that leaves no whole number is none.
+        assert_eq!(
+            rel(
+                "a tenth of what it is now - resolvers must pick it up fast",
+                json!(3600)
+            ),
+            Some(json!(360))
+        );
+        assert_eq!(
+            rel("two thirds of the current size", json!(90)),
+            Some(json!(60))
+        );
+        assert_eq!(rel("a third of it", json!(100)), None);
+        assert_eq!(
+            rel("a quarter of the current value", json!("8Gi")),
+            Some(json!("2Gi"))
+        );
+        // Without `of`, or without a count, a fraction word is no change.
+        assert_eq!(rel("the third one, as now", json!(3)), None);
+        assert_eq!(rel("tenth of it", json!(100)), None);
     }
 
     #[test]

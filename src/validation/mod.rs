@@ -804,7 +804,6 @@ impl<'a> Walker<'a> {
             let mut w = Walker {
                 options: ValidateOptions {
                     report_unknown_fields: false,
-                    ..self.options
                 },
                 errors: Vec::new(),
                 warnings: Vec::new(),

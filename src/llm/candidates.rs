@@ -1067,6 +1067,10 @@ fn counted_object(s: &str, node: &Value) -> Option<Value> {
 /// field's type; a key that names no declared property, a value its field does not take, or a
 /// path set twice is no reading. Keys without a `.` are other readings' (a map, a pair).
 fn dotted_pairs_object(s: &str, node: &Value) -> Option<Value> {
+    // An escaped dot (`a\.b=v`) is part of a key, no path separator: a map's pairs.
+    if s.contains('\\') {
+        return None;
+    }
     let pairs = key_value_pairs(s)?;
     if !pairs.iter().any(|(k, _)| k.contains('.')) {
         return None;
@@ -1213,7 +1217,7 @@ fn label_map(s: &str, node: &Value) -> Vec<Value> {
     };
     let pairs: Map<String, Value> = pairs
         .into_iter()
-        .map(|(k, v)| (k.to_string(), Value::from(v)))
+        .map(|(k, v)| (k, Value::from(v)))
         .collect();
     let is_string_map = |node: &Value| {
         schema::type_of(node) == "object"
@@ -1780,16 +1784,18 @@ fn pairs_map(text: &str, node: &Value) -> Option<Value> {
     let values = node.get("additionalProperties").filter(|a| a.is_object())?;
     let mut map = Map::new();
     for (k, v) in key_value_pairs(text)? {
-        map.insert(k.to_string(), typed_part(&v, values)?);
+        map.insert(k, typed_part(&v, values)?);
     }
     Some(Value::Object(map))
 }
 
 /// The `key=value` pairs of `a=b,c=d` (`key==value` too), each value as its syntax reads it
-/// ([`unquoted`]); `None` when a part is no pair, a key comes twice, or an `=` ends an
-/// operator (`tier!=cache` is a comparison, not a pair).
-fn key_value_pairs(s: &str) -> Option<Vec<(&str, String)>> {
-    let mut pairs: Vec<(&str, String)> = Vec::new();
+/// ([`unquoted`]) and each key as Helm's `--set` writes one (a backslash escapes the character
+/// after it: `service\.beta\.kubernetes\.io/scheme` is `service.beta.kubernetes.io/scheme`;
+/// no key of Kubernetes' holds a backslash); `None` when a part is no pair, a key comes twice,
+/// or an `=` ends an operator (`tier!=cache` is a comparison, not a pair).
+fn key_value_pairs(s: &str) -> Option<Vec<(String, String)>> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
     for part in crate::repair::coerce::split_outside_quotes(s, |c| c == ',') {
         let (k, v) = part.split_once('=')?;
         let (k, v) = (k.trim(), v.trim().trim_start_matches('='));
@@ -1799,8 +1805,15 @@ fn key_value_pairs(s: &str) -> Option<Vec<(&str, String)>> {
             || k.starts_with('-')
             || k.ends_with(crate::certainty::OPERATOR_STARTS)
             || k.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'')
-            || pairs.iter().any(|(seen, _)| *seen == k)
         {
+            return None;
+        }
+        // A key that ends in a backslash was cut at an escaped `=`.
+        if k.ends_with('\\') {
+            return None;
+        }
+        let k = unescaped(k);
+        if k.is_empty() || pairs.iter().any(|(seen, _)| *seen == k) {
             return None;
         }
         let v = unquoted(v);
@@ -1812,6 +1825,19 @@ fn key_value_pairs(s: &str) -> Option<Vec<(&str, String)>> {
         pairs.push((k, v));
     }
     Some(pairs)
+}
+
+/// `s` with each backslash that escapes a character removed (`a\.b` → `a.b`, `a\\b` → `a\b`).
+fn unescaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// `text` as a value of the schema node's type, when it is one.
@@ -2400,9 +2426,30 @@ mod tests {
         assert_eq!(
             key_value_pairs(r#"a=true,ns="storefront,checkout""#),
             Some(vec![
-                ("a", "true".to_string()),
-                ("ns", "storefront,checkout".to_string())
+                ("a".to_string(), "true".to_string()),
+                ("ns".to_string(), "storefront,checkout".to_string())
             ])
+        );
+        // Helm's `--set` escapes a key's dots: the key is the name with its dots, a map's,
+        // never a path of properties.
+        let helm = r"service\.beta\.kubernetes\.io/aws-load-balancer-scheme=internal,b\.c=ip";
+        let map = json!({"type": "object", "additionalProperties": {"type": "string"}});
+        assert_eq!(
+            label_map(helm, &map),
+            vec![
+                json!({"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+                        "b.c": "ip"})
+            ]
+        );
+        let paths = json!({"type": "object", "properties": {
+            "b": {"type": "object", "properties": {"c": {"type": "string"}}}}});
+        assert_eq!(dotted_pairs_object(r"b\.c=ip", &paths), None);
+        // An escaped `=` or `,` is no cut between a key and its value, or between pairs.
+        assert_eq!(key_value_pairs(r"a\=b=c"), None);
+        assert_eq!(key_value_pairs(r"a=x\,y,b=z"), None);
+        assert_eq!(
+            dotted_pairs_object("b.c=ip", &paths),
+            Some(json!({"b": {"c": "ip"}}))
         );
         // Pairs written with blanks between them, after a command's words: a comma inside the
         // quotes is no cut between pairs, and a key with blanks is a sentence.

@@ -590,12 +590,34 @@ fn lines_as_map(items: &[Value], node: &Value) -> Option<Value> {
 
 /// A list of lines where one free text belongs (`userData: ["#!/bin/bash", "sysctl --system"]`)
 /// is those lines, one after the other. Only lines (items holding a blank), never names: a list
-/// of names where one name belongs is no text. The line breaks are crfix's: a proposal.
+/// of names where one name belongs is no text; unless the field's own description says it holds
+/// one entry per line (`ignore: ["/*", "!/deploy/"]` for patterns "one per line"). The line
+/// breaks are crfix's: a proposal.
 fn lines_as_text(items: &[Value], node: &Value) -> Option<Value> {
     let free_text = !says_what_it_takes(node);
     let lines: Vec<&str> = items.iter().map(Value::as_str).collect::<Option<_>>()?;
-    (free_text && lines.len() > 1 && lines.iter().any(|l| l.contains(char::is_whitespace)))
-        .then(|| Value::from(lines.join("\n")))
+    let are_lines = lines.iter().any(|l| l.contains(char::is_whitespace)) || holds_lines(node);
+    (free_text && lines.len() > 1 && are_lines).then(|| Value::from(lines.join("\n")))
+}
+
+/// Whether a text field's description says it holds one entry per line.
+fn holds_lines(node: &Value) -> bool {
+    let Some(description) = node.get("description").and_then(Value::as_str) else {
+        return false;
+    };
+    let description = description.to_lowercase();
+    [
+        "one per line",
+        "per line",
+        "newline-separated",
+        "newline separated",
+        "separated by newlines",
+        "separated by new lines",
+        "line-separated",
+        "one on each line",
+    ]
+    .iter()
+    .any(|phrase| description.contains(phrase))
 }
 
 /// A value as the syntax it was written in reads it: quotes around it are that syntax's, not
@@ -2360,6 +2382,15 @@ mod tests {
         assert_eq!(lines_as_text(&[json!("a"), json!("b")], &text), None);
         let named = json!({"type": "string", "pattern": "^[a-z]+$"});
         assert_eq!(lines_as_text(&lines, &named), None);
+        // A text whose description says it holds one entry per line takes names as lines.
+        let per_line = json!({"type": "string",
+            "description": "Exclusion patterns, one per line, in .gitignore syntax."});
+        let patterns = [json!("/*"), json!("!/deploy/"), json!("/deploy/**/*.md")];
+        assert_eq!(
+            lines_as_text(&patterns, &per_line),
+            Some(json!("/*\n!/deploy/\n/deploy/**/*.md"))
+        );
+        assert_eq!(lines_as_text(&patterns, &text), None);
     }
 
     #[test]

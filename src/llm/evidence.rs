@@ -419,9 +419,10 @@ fn dropped(
     // A comment glued into the value (`"ISRG Root X1   # the X3 cross-sign expired in 2021"`,
     // YAML's ` #` inside quotes) is a remark: its numbers are no values to keep.
     let value_part = super::readings::before_comment(&leaf.text).unwrap_or(&leaf.text);
+    let left_out = numbers_said_to_leave_out(value_part);
     let dropped = numbers(value_part)
         .into_iter()
-        .find(|n| !written_numbers.contains(n) && !kept.contains(n))?;
+        .find(|n| !written_numbers.contains(n) && !kept.contains(n) && !left_out.contains(n))?;
     Some(Violation {
         pointer: leaf.pointer.clone(),
         message: format!(
@@ -429,6 +430,38 @@ fn dropped(
             quote_str(&leaf.text)
         ),
     })
+}
+
+/// The numbers of `text` that a remark in brackets asks to leave out: a clause of it (cut at
+/// `;`) that says so (`"10.0.0.1 and 10.0.0.2 (10.0.0.3 is being retired, leave it out)"`).
+/// The user's own words drop them; nothing else in the remark, nor outside it, is dropped.
+fn numbers_said_to_leave_out(text: &str) -> BTreeSet<String> {
+    const LEAVE_OUT: [&str; 8] = [
+        "leave it out",
+        "leave that out",
+        "leave out",
+        "leave this out",
+        "exclude it",
+        "excluded",
+        "do not include",
+        "don't include",
+    ];
+    let mut out = BTreeSet::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('(') {
+        let Some(close) = rest[open..].find(')') else {
+            break;
+        };
+        let remark = &rest[open + 1..open + close];
+        for clause in remark.split(';') {
+            let lower = clause.to_lowercase();
+            if LEAVE_OUT.iter().any(|phrase| lower.contains(phrase)) {
+                out.extend(numbers(clause));
+            }
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out
 }
 
 /// Is the number `written` at `p` the user's amount `said` counted in the unit the field's

@@ -245,6 +245,27 @@ fn a_number_in_a_comment_glued_into_the_value_is_no_value() {
 }
 
 #[test]
+fn a_number_a_remark_asks_to_leave_out_may_be_dropped() {
+    // de01: the remark in brackets says which address to leave out.
+    let given = catalog(json!({"version":
+        "1.2.3 and 1.2.4 (the two supported; 1.2.5 is being retired, leave it out)"}));
+    let answer = catalog(json!({"version": "1.2.3, 1.2.4"}));
+    assert_accepted(&given, &answer);
+    // Only what that clause names: the others are still the user's values.
+    let cut = catalog(json!({"version": "1.2.3"}));
+    assert_refused(&given, &cut, "/spec/source/catalog/version", "drops 1.2.4");
+    // A remark that says nothing of leaving out keeps its numbers.
+    let given = catalog(json!({"version": "1.2.3 and 1.2.4 (1.2.5 is being retired)"}));
+    let answer = catalog(json!({"version": "1.2.3, 1.2.4"}));
+    assert_refused(
+        &given,
+        &answer,
+        "/spec/source/catalog/version",
+        "drops 1.2.5",
+    );
+}
+
+#[test]
 fn a_number_inside_a_name_the_object_still_states_is_not_dropped() {
     // b04: `s3://bucket/path` split into bucket and prefix; the scheme's `s3` is the provider.
     let backup = |destination: Value| {

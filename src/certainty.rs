@@ -581,7 +581,7 @@ fn url_host(text: &str) -> Option<&str> {
 
 /// `text` without its remarks: what brackets enclose, and what follows a `#` or a dash set
 /// off by blanks.
-fn without_remarks(text: &str) -> String {
+pub(crate) fn without_remarks(text: &str) -> String {
     let mut end = text.len();
     for marker in [
         " #",

@@ -607,7 +607,6 @@ fn holds_lines(node: &Value) -> bool {
     };
     let description = description.to_lowercase();
     [
-        "one per line",
         "per line",
         "newline-separated",
         "newline separated",
@@ -1827,15 +1826,13 @@ fn key_value_pairs(s: &str) -> Option<Vec<(String, String)>> {
             || k.starts_with('-')
             || k.ends_with(crate::certainty::OPERATOR_STARTS)
             || k.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'')
+            // A key that ends in a backslash was cut at an escaped `=`.
+            || k.ends_with('\\')
         {
             return None;
         }
-        // A key that ends in a backslash was cut at an escaped `=`.
-        if k.ends_with('\\') {
-            return None;
-        }
         let k = unescaped(k);
-        if k.is_empty() || pairs.iter().any(|(seen, _)| *seen == k) {
+        if pairs.iter().any(|(seen, _)| *seen == k) {
             return None;
         }
         let v = unquoted(v);

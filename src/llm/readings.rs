@@ -123,12 +123,8 @@ pub fn unchanged_but_different(value: &Value, old: Option<&Value>) -> Option<Con
         .into_iter()
         .find(|w| matches!(w.as_str(), "unchanged" | "unmodified"))?;
     // The value is what comes before its remark (in brackets, after a comma, a dash or a `#`).
-    let value = text
-        .split(['(', ',', ';', '#'])
-        .next()
-        .and_then(|v| v.split(" - ").next())
-        .unwrap_or_default()
-        .trim();
+    let without = crate::certainty::without_remarks(text);
+    let value = without.split([',', ';']).next().unwrap_or_default().trim();
     let differs = !value.is_empty()
         && !value.to_lowercase().contains(claim.as_str())
         && value != old

@@ -134,7 +134,12 @@ pub fn meaning_kept_over(
             json_patch::PatchOperation::Add(json_patch::AddOperation { value, .. })
             | json_patch::PatchOperation::Replace(json_patch::ReplaceOperation { value, .. }) => {
                 let before = given.pointer(&path);
-                if let Some(v) = negation_lost(&path, before, value) {
+                let allowed = schema::node_at(schema, &path)
+                    .and_then(|n| n.get("enum"))
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                if let Some(v) = negation_lost(&path, before, value, allowed) {
                     out.push(v);
                 }
                 if let Some(v) = separator_wrapped(&path, given, value) {
@@ -204,9 +209,38 @@ pub fn negated_words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Does `text` negate the allowed value `value`: are the words that tell it from the other
+/// allowed values all ones a negation governs? `"not external"` negates `MESH_EXTERNAL`
+/// beside `MESH_INTERNAL`: the word both hold names neither of them.
+pub fn negates_value(text: &str, value: &str, allowed: &[Value]) -> bool {
+    let negated = negated_words(text);
+    let telling = telling_words(value, allowed);
+    !telling.is_empty() && telling.iter().all(|w| negated.contains(w))
+}
+
+/// The words of `value` (lower-case) but those every other allowed value holds too.
+fn telling_words(value: &str, allowed: &[Value]) -> Vec<String> {
+    let others: Vec<Vec<String>> = allowed
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|a| *a != value)
+        .map(words_of_name)
+        .collect();
+    words_of_name(value)
+        .into_iter()
+        .filter(|w| others.is_empty() || !others.iter().all(|o| o.contains(w)))
+        .collect()
+}
+
 /// `readOnly: "not read-only"` → `true`, or an enum value the text names right after "not":
-/// the result states what the user negated.
-fn negation_lost(path: &str, before: Option<&Value>, after: &Value) -> Option<Violation> {
+/// the result states what the user negated. Of an allowed value, the words that tell it from
+/// the others count (`allowed`, the field's enum, if it has one).
+fn negation_lost(
+    path: &str,
+    before: Option<&Value>,
+    after: &Value,
+    allowed: &[Value],
+) -> Option<Violation> {
     let text = before?.as_str()?;
     let negated_owned = negated_words(text);
     let negated: Vec<&str> = negated_owned.iter().map(String::as_str).collect();
@@ -222,7 +256,7 @@ fn negation_lost(path: &str, before: Option<&Value>, after: &Value) -> Option<Vi
             !field_words.is_empty() && field_words.iter().all(|w| negated.contains(&w.as_str()))
         }
         Value::String(s) => {
-            let value_words = words_of_name(s);
+            let value_words = telling_words(s, allowed);
             !value_words.is_empty() && value_words.iter().all(|w| negated.contains(&w.as_str()))
         }
         _ => false,
@@ -1249,6 +1283,25 @@ mod tests {
         // Without a negation there is nothing to lose.
         let given = object(json!({"readOnly": "read-only please"}));
         assert!(meaning_kept(&s, &given, &object(json!({"readOnly": true}))).is_empty());
+    }
+
+    #[test]
+    fn a_negated_word_that_tells_an_allowed_value_from_the_others_negates_it() {
+        let allowed = [json!("MESH_EXTERNAL"), json!("MESH_INTERNAL")];
+        let text = "not external (the VMs run istio-proxy)";
+        assert!(negates_value(text, "MESH_EXTERNAL", &allowed));
+        assert!(!negates_value(text, "MESH_INTERNAL", &allowed));
+        // A word every allowed value holds tells none of them apart.
+        assert!(!negates_value("not mesh", "MESH_EXTERNAL", &allowed));
+        assert!(!negates_value("external", "MESH_EXTERNAL", &allowed));
+        let s = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "location": {"type": "string", "enum": allowed}}}}});
+        let given = json!({"spec": {"location": text}});
+        let v = meaning_kept(&s, &given, &json!({"spec": {"location": "MESH_EXTERNAL"}}));
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(
+            meaning_kept(&s, &given, &json!({"spec": {"location": "MESH_INTERNAL"}})).is_empty()
+        );
     }
 
     #[test]

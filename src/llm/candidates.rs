@@ -513,6 +513,11 @@ fn enum_options(
             !a.as_str()
                 .is_some_and(|s| super::readings::names_in_full(&text, s) && !named.contains(&s))
         })
+        // What tells it from the others negated (`"not external"`, `MESH_EXTERNAL`).
+        .filter(|a| {
+            !a.as_str()
+                .is_some_and(|s| crate::certainty::negates_value(&text, s, allowed))
+        })
         // An empty allowed value means "unset": no reading of words (asking for the default
         // is offered as the field's removal).
         .filter(|a| a.as_str() != Some("") || text.trim().is_empty())
@@ -2165,7 +2170,11 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
         values.extend(rewrites(value, node));
         for v in values {
             let v = match (schema::type_of(node), &v) {
-                ("array", Value::Array(_)) | (_, Value::Object(_)) => v,
+                ("array", Value::Array(_)) => v,
+                // One item where a list of them belongs (`destination: {…}` for
+                // `destinations`): no separator to split at, so no other reading.
+                ("array", Value::Object(_)) => Value::Array(vec![v]),
+                (_, Value::Object(_)) => v,
                 ("array", _) => Value::Array(vec![v]),
                 (_, Value::Array(_)) => continue,
                 _ => v,
@@ -3000,6 +3009,40 @@ mod tests {
         assert_eq!(
             pattern_options(p, "^(abort|warn)$", "warn only"),
             vec![vec![Edit::Set(p.into(), json!("warn"))]]
+        );
+    }
+
+    #[test]
+    fn an_allowed_value_the_user_negates_is_no_option() {
+        let p = "/spec/location";
+        let allowed = [json!("MESH_EXTERNAL"), json!("MESH_INTERNAL")];
+        let value = json!("not external (the VMs run istio-proxy)");
+        assert_eq!(
+            enum_options(p, &allowed, &value, &[], ""),
+            vec![vec![Edit::Set(p.into(), json!("MESH_INTERNAL"))]]
+        );
+    }
+
+    #[test]
+    fn one_object_moved_where_a_list_of_them_belongs_is_its_one_item() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"destinations": {"type": "array", "items": {"type": "object",
+                "properties": {"server": {"type": "string"}, "namespace": {"type": "string"}}}}}}}});
+        let destination = json!({"server": "https://kubernetes.default.svc", "namespace": "pay"});
+        let given = json!({"spec": {"destination": destination}});
+        let sources = Sources {
+            schema: &schema,
+            given: &given,
+            old_object: None,
+            protected: &[],
+        };
+        let at = "/spec/destination";
+        assert_eq!(
+            relocations(&sources, at, &destination)[0],
+            vec![
+                Edit::Remove(at.into()),
+                Edit::Set("/spec/destinations".into(), json!([destination])),
+            ]
         );
     }
 

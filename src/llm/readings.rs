@@ -737,10 +737,12 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
         .map(|w| w.trim_matches('.').to_lowercase())
         .filter(|w| !w.is_empty())
         .collect();
-    let (change, unit) = match (plus_signed(text), stated_difference(&said)) {
-        // A plus sign before the number refers to the stored value by itself (`"+2"`), and
-        // so does a difference with its direction (`"bump by 2Gi"`, `"another 2Gi"`).
-        (Some(n), _) => (Change::Plus(n), String::new()),
+    let signed = plus_signed(&crate::certainty::without_remarks(text));
+    let (change, unit) = match (signed, stated_difference(&said)) {
+        // A plus sign before the number refers to the stored value by itself (`"+2"`, `"+1h
+        // (one hour longer)"`), and so does a difference with its direction (`"bump by
+        // 2Gi"`, `"another 2Gi"`).
+        (Some((n, unit)), _) => (Change::Plus(n), unit),
         (None, Some((n, unit))) => (Change::Plus(n), unit),
         (None, None) if said.iter().any(|w| REFERS_TO_STORED.contains(&w.as_str())) => {
             (stated_change(&said)?, String::new())
@@ -767,18 +769,26 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
     }
 }
 
-/// The number of a text that starts with a plus sign (`"+2"`, `"+2 nodes"`), the rest plain
-/// words. A minus sign is no such change: `-1` is a value of its own in many fields.
-fn plus_signed(text: &str) -> Option<f64> {
+/// The number of a text that starts with a plus sign (`"+2"`, `"+2 nodes"`, `"+1h"`), the
+/// rest plain words, and the unit written on the number (`h`; none for `"+2 nodes"`): an
+/// amount in another unit than the stored one is no change of it. A minus sign is no such
+/// change: `-1` is a value of its own in many fields.
+fn plus_signed(text: &str) -> Option<(f64, String)> {
     let rest = text.trim_start().strip_prefix('+')?;
     let end = rest
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(rest.len());
     let n: f64 = rest[..end].parse().ok()?;
-    rest[end..]
+    let after = &rest[end..];
+    let unit: String = after
+        .chars()
+        .take_while(|c| c.is_alphabetic())
+        .collect::<String>()
+        .to_lowercase();
+    after
         .chars()
         .all(|c| c.is_alphabetic() || c.is_whitespace())
-        .then_some(n)
+        .then_some((n, unit))
 }
 
 /// A difference stated with its direction, which refers to the stored value by itself: `by`
@@ -1922,6 +1932,16 @@ mod tests {
         assert_eq!(rel("bump by another 2Gi", json!(4)), None);
         assert_eq!(rel("signed by 2 people", json!(4)), None);
         assert_eq!(rel("+2 nodes", json!(3)), Some(json!(5)));
+        // Its remark aside; in the stored value's unit only (`+30m` is no 30 more hours).
+        assert_eq!(
+            rel(
+                "+1h (one hour longer than it is now: the run is late)",
+                json!("2h")
+            ),
+            Some(json!("3h"))
+        );
+        assert_eq!(rel("+30m", json!("2h")), None);
+        assert_eq!(rel("+2Gi", json!(4)), None);
         assert_eq!(rel("-1", json!(3)), None);
         assert_eq!(rel("+2, then -1", json!(3)), None);
         assert_eq!(rel("half of it", json!(8)), Some(json!(4)));

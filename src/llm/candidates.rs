@@ -485,6 +485,16 @@ fn enum_options(
     // a substitution only the user can make, unless one value's words and description hold
     // all of its words (`LEAST_REQUEST` → `WeightedLeastRequest`). A part it shares with a
     // value (`StatefulSet` and `DaemonSet` share `set`) describes nothing.
+    // The one value named, with words the field's description says of another value
+    // (`"Always (only encapsulate when the destination node is in another subnet)"`, where
+    // the description gives that to CrossSubnet): the text contradicts itself, no reading.
+    if let [one] = named {
+        let rest = remove_ignoring_case(&text, one);
+        let other = super::readings::best_described(&rest, description, &strings);
+        if other.is_some_and(|other| other != *one) {
+            return Vec::new();
+        }
+    }
     let stated = stated_version(&text);
     let described = match named.is_empty() {
         false => None,
@@ -534,6 +544,17 @@ fn enum_options(
         .take(MAX_ENUM_OPTIONS)
         .map(|(_, a)| vec![Edit::Set(p.to_string(), a.clone())])
         .collect()
+}
+
+/// `text` without the first occurrence of `part`, letter case aside.
+fn remove_ignoring_case(text: &str, part: &str) -> String {
+    match text.to_lowercase().find(&part.to_lowercase()) {
+        // Lower-casing keeps byte offsets only for ASCII; otherwise keep the text whole.
+        Some(at) if text.is_ascii() && part.is_ascii() => {
+            format!("{}{}", &text[..at], &text[at + part.len()..])
+        }
+        _ => text.to_string(),
+    }
 }
 
 /// The number or version `text` begins with (`"1.1 (the old scanners)"` → `1.1`, `"v3.11"`
@@ -3020,6 +3041,23 @@ mod tests {
         assert_eq!(
             enum_options(p, &allowed, &value, &[], ""),
             vec![vec![Edit::Set(p.into(), json!("MESH_INTERNAL"))]]
+        );
+    }
+
+    #[test]
+    fn a_named_value_whose_remark_describes_another_is_no_reading() {
+        let p = "/spec/vxlanMode";
+        let allowed = [json!("Never"), json!("Always"), json!("CrossSubnet")];
+        let description = "VXLAN encapsulation: Always, CrossSubnet (only when the destination \
+            node is on another subnet) or Never.";
+        let contradicts =
+            json!("Always (only encapsulate when the destination node is in another subnet)");
+        assert!(enum_options(p, &allowed, &contradicts, &["Always"], description).is_empty());
+        // A remark that says nothing of another value leaves the named one.
+        let remark = json!("Always (we were told to)");
+        assert_eq!(
+            enum_options(p, &allowed, &remark, &["Always"], description)[0],
+            vec![Edit::Set(p.into(), json!("Always"))]
         );
     }
 

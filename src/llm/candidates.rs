@@ -480,11 +480,6 @@ fn enum_options(
 ) -> Vec<Resolution> {
     let text = scalar_text(value);
     let strings: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
-    // One word that names no allowed value in any spelling (`"Zstd"` where Gzip and Brotli
-    // are allowed) is another thing, not a misspelt one: each allowed value would replace it,
-    // a substitution only the user can make, unless one value's words and description hold
-    // all of its words (`LEAST_REQUEST` → `WeightedLeastRequest`). A part it shares with a
-    // value (`StatefulSet` and `DaemonSet` share `set`) describes nothing.
     // The one value named, with words the field's description says of another value
     // (`"Always (only encapsulate when the destination node is in another subnet)"`, where
     // the description gives that to CrossSubnet): the text contradicts itself, no reading.
@@ -495,6 +490,11 @@ fn enum_options(
             return Vec::new();
         }
     }
+    // One word that names no allowed value in any spelling (`"Zstd"` where Gzip and Brotli
+    // are allowed) is another thing, not a misspelt one: each allowed value would replace it,
+    // a substitution only the user can make, unless one value's words and description hold
+    // all of its words (`LEAST_REQUEST` → `WeightedLeastRequest`). A part it shares with a
+    // value (`StatefulSet` and `DaemonSet` share `set`) describes nothing.
     let stated = stated_version(&text);
     let described = match named.is_empty() {
         false => None,

@@ -9,7 +9,8 @@ crfix's validator, in validate mode against the case's fixture: the object as wr
 invalid, and the reference answer, applied to it, valid (a case whose object is valid, or whose
 fixture's rules the API server would refuse, shows up here before a model run).
 
-    python3 scripts/e2e-llm/check_cases.py
+    python3 scripts/e2e-llm/check_cases.py            # every case
+    python3 scripts/e2e-llm/check_cases.py ab hab1    # only the cases whose file names start so
 """
 import glob
 import json
@@ -280,13 +281,13 @@ def validation_problems(case, tmp):
     return problems
 
 
-def main():
+def main(selected):
     validate = os.access(CRFIX_EVAL, os.X_OK)
     if not validate:
         print(f"(no {CRFIX_EVAL}: objects and reference answers not validated; make build-eval)")
     tmp = tempfile.mkdtemp(prefix="crfix-check-cases-")
     passed = failed = 0
-    for c in probe.load_cases([]):
+    for c in probe.load_cases(selected):
         problems = []
         if c.get("operation") not in ("CREATE", "UPDATE"):
             problems.append("operation must be CREATE or UPDATE")
@@ -319,4 +320,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

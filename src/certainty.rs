@@ -982,6 +982,9 @@ fn placements(schema: &Value, path: &str, v: &Value, found: &mut Option<String>,
 /// not). `Err` says what was dropped or added.
 pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), String> {
     let patch = json_patch::diff(given, candidate);
+    if let Some(why) = renamed(schema, given, &patch) {
+        return Err(why);
+    }
     let mut removed: Vec<String> = Vec::new();
     let mut added: Vec<String> = Vec::new();
     for op in &patch.0 {
@@ -1034,6 +1037,37 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
         why.push("repeats or leaves out some of the user's words".into());
     }
     Err(why.join(" and "))
+}
+
+/// `schedule: "*/30 * * * *"` moved to the absent `cron`: every word is kept, but that two
+/// names mean one field is the user's to say (names alike, `channel` → `channels`, are a
+/// spelling). The first such move, named.
+fn renamed(schema: &Value, given: &Value, patch: &json_patch::Patch) -> Option<String> {
+    let undeclared: Vec<(String, &Value)> = patch
+        .0
+        .iter()
+        .filter(|op| matches!(op, json_patch::PatchOperation::Remove(_)))
+        .map(|op| op.path().to_string())
+        .filter(|from| schema::node_at(schema, from).is_none())
+        .filter_map(|from| given.pointer(&from).map(|v| (from, v)))
+        .collect();
+    patch.0.iter().find_map(|op| {
+        let (json_patch::PatchOperation::Add(json_patch::AddOperation { value, .. })
+        | json_patch::PatchOperation::Replace(json_patch::ReplaceOperation { value, .. })) = op
+        else {
+            return None;
+        };
+        let to = op.path().to_string();
+        let (_, new_name) = pointer::split_last(&to)?;
+        undeclared.iter().find_map(|(from, v)| {
+            let (_, old_name) = pointer::split_last(from)?;
+            (*v == value && !crate::nearest::similar_name(&old_name, &new_name)).then(|| {
+                format!(
+                    "{to}: your value of {from} moved to a field of another name; only you can say the two name one thing"
+                )
+            })
+        })
+    })
 }
 
 fn list(words: &[&String]) -> String {
@@ -1493,6 +1527,15 @@ mod tests {
         assert!(split(json!({"host": "db (the primary)"}), json!({"host": "db"})).is_err());
         assert!(split(json!({}), json!({"host": "db"})).is_err());
         assert!(split(json!({"names": ["a", "b"]}), json!({"names": ["a"]})).is_err());
+        // A value moved from an undeclared field to one of another name: not certain; to one
+        // of the same name in another spelling, or a plural, it is.
+        let e = split(json!({"number": 5432}), json!({"port": 5432})).unwrap_err();
+        assert!(
+            e.contains("/spec/number") && e.contains("another name"),
+            "{e}"
+        );
+        assert!(split(json!({"Host": "db"}), json!({"host": "db"})).is_ok());
+        assert!(split(json!({"name": ["a"]}), json!({"names": ["a"]})).is_ok());
     }
 
     fn rule_error(pointer: &str, rule: &str) -> FieldError {

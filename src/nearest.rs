@@ -109,6 +109,20 @@ fn same_letters(a: &str, b: &str) -> bool {
     sorted(a) == sorted(b)
 }
 
+/// Same name up to case and separators, one a plural of the other, or one ending in the
+/// other (`installNamespace` / `namespace`).
+pub fn similar_name(a: &str, b: &str) -> bool {
+    let (ca, cb) = (canonical(a), canonical(b));
+    if ca.is_empty() || cb.is_empty() {
+        return false;
+    }
+    ca == cb
+        || format!("{ca}s") == cb
+        || format!("{cb}s") == ca
+        || (cb.len() >= 4 && ca.ends_with(&cb))
+        || (ca.len() >= 4 && cb.ends_with(&ca))
+}
+
 /// Are two property names the same name, up to case, separators and a typo?
 pub fn same_name(a: &str, b: &str) -> bool {
     a == b || matches!(pick(a, &[b]), Pick::One(..))

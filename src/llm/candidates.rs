@@ -14,6 +14,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::nearest::similar_name;
 use crate::pointer;
 use crate::repair::coerce::{number_value, whole_number};
 use crate::schema;
@@ -2159,20 +2160,6 @@ fn strings<'v>(v: &'v Value, at: &str) -> Vec<(String, &'v str)> {
     out
 }
 
-/// Same name up to case and separators, one a plural of the other, or one ending in the
-/// other (`installNamespace` / `namespace`).
-fn similar_name(a: &str, b: &str) -> bool {
-    let (ca, cb) = (crate::nearest::canonical(a), crate::nearest::canonical(b));
-    if ca.is_empty() || cb.is_empty() {
-        return false;
-    }
-    ca == cb
-        || format!("{ca}s") == cb
-        || format!("{cb}s") == ca
-        || (cb.len() >= 4 && ca.ends_with(&cb))
-        || (ca.len() >= 4 && cb.ends_with(&ca))
-}
-
 /// An unknown field: removed, or moved to an absent property of a similar name elsewhere in
 /// the schema (wrapped in a list when that property is one), with its words as values too.
 fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
@@ -2185,6 +2172,7 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
             targets.push((at.to_string(), node));
         }
     });
+    let targets_found = targets.len();
     for (target, node) in targets {
         let remove = Edit::Remove(p.to_string());
         let mut values = vec![value.clone()];
@@ -2201,6 +2189,16 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
                 _ => v,
             };
             out.push(vec![remove.clone(), Edit::Set(target.clone(), v)]);
+        }
+    }
+    // Another name for the one absent required field beside it (`schedule` for a cron,
+    // `port` for a port's `number`), when only that field's schema takes the value.
+    if targets_found == 0 {
+        if let Some(to) = required_taker(sources, p, value) {
+            out.push(vec![
+                Edit::Remove(p.to_string()),
+                Edit::Set(to, value.clone()),
+            ]);
         }
     }
     // A wrapper from another API's shape (`authPassword: {secretKeyRef: {name, key}}`, as a
@@ -2230,6 +2228,42 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
     }
     out.truncate(MAX_OPTIONS_PER_ERROR);
     out
+}
+
+/// The one absent required field beside the undeclared `p` whose schema takes its scalar
+/// `value` and tells it from other text: a pattern, a format or an enum, or a value that is
+/// no string (`port: 443` beside a required integer `number`). A field about something else
+/// that takes any text is no home for it (docs/repair.md, "Meaning kept"); and a rename is
+/// never certain (`certainty::lossless`): only the user can say the two names mean one field.
+fn required_taker(sources: &Sources, p: &str, value: &Value) -> Option<String> {
+    if value.is_object() || value.is_array() || value.is_null() {
+        return None;
+    }
+    let (parent, _) = pointer::split_last(p)?;
+    let parent_node = schema::node_at(sources.schema, parent)?;
+    let required = parent_node.get("required")?.as_array()?;
+    let tells_apart = |node: &Value| {
+        !value.is_string()
+            || ["pattern", "format", "enum"]
+                .iter()
+                .any(|k| node.get(k).is_some())
+    };
+    let takers: Vec<String> = required
+        .iter()
+        .filter_map(Value::as_str)
+        .filter_map(|name| {
+            let at = pointer::push(parent, name);
+            let child = schema::child(parent_node, name)?;
+            (sources.given.pointer(&at).is_none()
+                && tells_apart(child)
+                && crate::certainty::accepts(child, value))
+            .then_some(at)
+        })
+        .collect();
+    match takers.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
 }
 
 /// Calls `f` with the pointer and node of every property the schema declares (through
@@ -3116,6 +3150,89 @@ mod tests {
         assert_eq!(
             relocations(&sources, at, &other),
             vec![vec![Edit::Remove(at.into())]]
+        );
+    }
+
+    #[test]
+    fn an_undeclared_field_goes_to_the_one_absent_required_field_that_takes_it() {
+        let cron = json!({"type": "string", "pattern": "^(@daily|\\S+ \\S+ \\S+ \\S+ \\S+)$"});
+        let relocate = |required: Value, properties: Value, given: Value, at: &str| {
+            let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+                "required": required, "properties": properties}}});
+            let sources = Sources {
+                schema: &schema,
+                given: &given,
+                old_object: None,
+                protected: &[],
+            };
+            let value = given.pointer(at).cloned().unwrap();
+            relocations(&sources, at, &value)
+        };
+        let moved = vec![
+            Edit::Remove("/spec/schedule".into()),
+            Edit::Set("/spec/cron".into(), json!("*/30 * * * *")),
+        ];
+        let given = json!({"spec": {"schedule": "*/30 * * * *", "task": "snapshot"}});
+        assert_eq!(
+            relocate(
+                json!(["cron", "task"]),
+                json!({"cron": cron, "task": {"type": "string"}}),
+                given.clone(),
+                "/spec/schedule"
+            )[0],
+            moved
+        );
+        // A required field that takes any text is about something else, not this value.
+        let plain = json!({"cron": {"type": "string"}, "task": {"type": "string"}});
+        assert_eq!(
+            relocate(
+                json!(["cron", "task"]),
+                plain,
+                given.clone(),
+                "/spec/schedule"
+            ),
+            vec![vec![Edit::Remove("/spec/schedule".into())]]
+        );
+        // Two absent required fields that take it: no reading.
+        let two = json!({"cron": cron, "backupCron": cron, "task": {"type": "string"}});
+        assert_eq!(
+            relocate(
+                json!(["cron", "backupCron"]),
+                two,
+                given.clone(),
+                "/spec/schedule"
+            ),
+            vec![vec![Edit::Remove("/spec/schedule".into())]]
+        );
+        // Only a required one, only an absent one, only one whose schema takes the value.
+        let optional = json!({"cron": cron, "task": {"type": "string"}});
+        assert_eq!(
+            relocate(json!(["task"]), optional, given, "/spec/schedule"),
+            vec![vec![Edit::Remove("/spec/schedule".into())]]
+        );
+        // A number is told from text by its type: `port: 443` beside a required `number`.
+        let ports = json!({"number": {"type": "integer", "minimum": 1, "maximum": 65535},
+            "name": {"type": "string"}});
+        assert_eq!(
+            relocate(
+                json!(["number", "name"]),
+                ports.clone(),
+                json!({"spec": {"port": 443, "name": "https"}}),
+                "/spec/port"
+            )[0],
+            vec![
+                Edit::Remove("/spec/port".into()),
+                Edit::Set("/spec/number".into(), json!(443))
+            ]
+        );
+        assert_eq!(
+            relocate(
+                json!(["number", "name"]),
+                ports,
+                json!({"spec": {"port": 70000, "name": "https"}}),
+                "/spec/port"
+            ),
+            vec![vec![Edit::Remove("/spec/port".into())]]
         );
     }
 

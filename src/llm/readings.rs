@@ -1367,6 +1367,42 @@ fn fixed_length(scale: f64) -> bool {
     scale != 30.0 * DAY && scale != 365.0 * DAY
 }
 
+/// A duration in ISO 8601's notation (`PT2M30S`, `P1DT12H`, `P2W`), which Java, .NET and
+/// many configuration files write: the same amount as `2m30s`, in seconds. Only the units of
+/// one length (weeks, days, hours, minutes, seconds): a month or a year in it is no amount.
+fn iso_duration(token: &str) -> Option<f64> {
+    let body = token.strip_prefix('P')?;
+    let (date, time) = match body.split_once('T') {
+        Some((_, "")) => return None,
+        Some((date, time)) => (date, Some(time)),
+        None => (body, None),
+    };
+    let mut total = 0.0;
+    let mut parts = 0;
+    for (text, units) in [
+        (date, &[('W', 7.0 * DAY), ('D', DAY)][..]),
+        (
+            time.unwrap_or_default(),
+            &[('H', 3_600.0), ('M', 60.0), ('S', 1.0)][..],
+        ),
+    ] {
+        let mut rest = text;
+        let mut allowed = units;
+        while !rest.is_empty() {
+            let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+            let n: f64 = rest[..end].parse().ok()?;
+            let letter = rest[end..].chars().next()?;
+            // Each unit once, largest first.
+            let at = allowed.iter().position(|(u, _)| *u == letter)?;
+            total += n * allowed[at].1;
+            allowed = &allowed[at + 1..];
+            parts += 1;
+            rest = &rest[end + 1..];
+        }
+    }
+    (parts > 0).then_some(total)
+}
+
 /// A duration or quantity written as glued parts, each a number and a unit of the same kind,
 /// largest first (`2m30s`, `1h30m`): one amount, in seconds or bytes.
 fn glued_parts(token: &str) -> Option<(Dimension, f64)> {
@@ -1520,6 +1556,9 @@ fn and_a_half(tokens: &[&str], at: usize) -> bool {
 /// it added (`an hour and a half`).
 fn amount_at(tokens: &[&str], i: usize) -> Option<Read> {
     let token = tokens[i];
+    if let Some(seconds) = iso_duration(token) {
+        return Some((seconds, (Dimension::Time, 1.0), token.to_string(), 1));
+    }
     let split = token
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(token.len());
@@ -2188,6 +2227,20 @@ mod tests {
         assert_eq!(amount_spellings("4 tebibytes"), ["4Ti", "4096Gi"]);
         assert!(amount_spellings("two or three days").is_empty());
         assert_eq!(amount_spellings("half a second"), ["500ms"]);
+    }
+
+    #[test]
+    fn an_iso_8601_duration_is_the_same_amount() {
+        assert_eq!(amount_spellings("PT2M30S"), ["2m30s", "150s"]);
+        assert_eq!(amount_spellings("PT0.5S"), ["500ms"]);
+        assert_eq!(amount_spellings("P1DT12H"), ["36h", "2160m"]);
+        assert_eq!(amount_spellings("P2W"), ["336h", "2w", "14d"]);
+        assert!(same_amount("PT90M", "1h30m"));
+        // A month or a year has no one length; units out of order or repeated, a `T` with
+        // nothing after it, and words that only begin with P are no durations.
+        for text in ["P1M", "P1Y", "PT", "P", "PT30S2M", "PT1H1H", "Pods", "P1DT"] {
+            assert!(amount_spellings(text).is_empty(), "{text}");
+        }
     }
 
     #[test]

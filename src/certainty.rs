@@ -161,6 +161,9 @@ pub fn meaning_kept_over(
                 if let Some(v) = part_cut(&path, before, value, stored, given, candidate) {
                     out.push(v);
                 }
+                if let Some(v) = retyped(schema, &path, before, value) {
+                    out.push(v);
+                }
                 if let Some(v) =
                     structure_deleted(schema, &path, before, Some(value), given, candidate)
                 {
@@ -267,6 +270,30 @@ fn negation_lost(
             format!(
                 "states what the user's words negate ({}): the opposite of what they said",
                 crate::text::quote(&Value::from(text), 60)
+            ),
+        )
+    })
+}
+
+/// `failureLimit: -1` → `"-1"` where the field takes a number or a string (int-or-string, or
+/// no type): the same text in the field's other type fixes nothing the user wrote; it only
+/// slips past the checks the number had failed (a rule, a range).
+fn retyped(schema: &Value, path: &str, before: Option<&Value>, after: &Value) -> Option<Violation> {
+    let before = before.filter(|b| b.is_number() || b.is_boolean())?;
+    let Value::String(text) = after else {
+        return None;
+    };
+    if text.trim() != before.to_string() {
+        return None;
+    }
+    let node = schema::node_at(schema, path)?;
+    let takes_both = node.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true))
+        || node.get("type").is_none();
+    takes_both.then(|| {
+        Violation::new(
+            path,
+            format!(
+                "writes {before} as the text {after}, which the field takes as well: the check the value failed is slipped past, not the value fixed"
             ),
         )
     })
@@ -1149,7 +1176,7 @@ const MEANINGFUL_SYMBOLS: [char; 9] = ['%', '!', '<', '>', '~', '^', '*', '|', '
 
 /// Words of a name or value, camelCase and letter/digit boundaries split too:
 /// `SelfCertified` → `self certified`, `self_certified` → the same, `512Mi` → `512 mi`.
-fn words_of_name(s: &str) -> Vec<String> {
+pub fn words_of_name(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     for word in s.split(|c: char| !c.is_alphanumeric()) {
         let mut current = String::new();
@@ -1336,6 +1363,34 @@ mod tests {
         assert!(
             meaning_kept(&s, &given, &json!({"spec": {"location": "MESH_INTERNAL"}})).is_empty()
         );
+    }
+
+    #[test]
+    fn a_number_written_as_its_own_text_in_a_field_that_takes_both_fixes_nothing() {
+        let s = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "limit": {"x-kubernetes-int-or-string": true},
+            "name": {"type": "string"}}}}});
+        let v = meaning_kept(
+            &s,
+            &object(json!({"limit": -1})),
+            &object(json!({"limit": "-1"})),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].message.contains("slipped past"), "{v:?}");
+        // Where the field takes only text, the number was the error: quoting it is the fix.
+        assert!(meaning_kept(
+            &s,
+            &object(json!({"name": 9090})),
+            &object(json!({"name": "9090"}))
+        )
+        .is_empty());
+        // Another value is no rewrite of the same text.
+        assert!(meaning_kept(
+            &s,
+            &object(json!({"limit": -1})),
+            &object(json!({"limit": "3"}))
+        )
+        .is_empty());
     }
 
     #[test]

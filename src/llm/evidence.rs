@@ -27,7 +27,8 @@
 //! Words are compared without case and separators (`SelfCertified` is grounded by
 //! "self-certified"); numbers by value with trailing `.0` parts dropped (`2.0.0` = `2`); an
 //! amount restated in another unit (`"90 days"` → `2160h`) is the user's amount.
-//! Booleans, nulls and object keys are not checked.
+//! A truth value written over the user's words needs words that state one (a yes or a no, or a
+//! negation); nulls and object keys are not checked.
 
 use std::collections::BTreeSet;
 
@@ -181,7 +182,54 @@ fn check_grounding(
             candidate,
         )
     }));
+    violations.extend(unstated_truths(given, candidate));
     violations
+}
+
+/// A truth value written over the user's words is grounded only by words that state one
+/// (`"yes, until the migration"`, `"off (maintenance)"`), by the field's own name
+/// (`"suspended until Monday"`), or by a negation, which the meaning checks read (`"not
+/// read-only"`). `suspend: "only at weekends"` states none of these: `true` and `false` would
+/// each be a guess.
+fn unstated_truths(given: &Value, candidate: &Value) -> Vec<Violation> {
+    let patch = json_patch::diff(given, candidate);
+    patch
+        .0
+        .iter()
+        .filter_map(|op| {
+            let json_patch::PatchOperation::Replace(json_patch::ReplaceOperation {
+                value: Value::Bool(_),
+                ..
+            }) = op
+            else {
+                return None;
+            };
+            let p = op.path().to_string();
+            let Some(Value::String(said)) = given.pointer(&p) else {
+                return None;
+            };
+            // The field's own name said (`"suspended until Monday"` for `suspend`) states it too.
+            let field = pointer::split_last(&p).map(|(_, n)| n).unwrap_or_default();
+            let field_words = crate::certainty::words_of_name(&field);
+            let said_words = crate::certainty::words_of_name(said);
+            let names_field = !field_words.is_empty()
+                && field_words
+                    .iter()
+                    .all(|w| said_words.iter().any(|s| s.starts_with(w.as_str())));
+            let stated = super::readings::stated_bool(said).is_some()
+                || !crate::certainty::negated_words(said).is_empty()
+                || names_field;
+            (!stated).then(|| {
+                Violation::new(
+                    &p,
+                    format!(
+                        "llm.requireEvidence: {} states no truth value (no yes or no, no negation)",
+                        quote_str(said)
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// The leaves under `allowedPaths` the candidate writes (new or changed), and the user's

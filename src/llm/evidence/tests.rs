@@ -593,3 +593,27 @@ fn a_number_value_is_grounded_only_by_a_number_written_as_a_word_of_its_own() {
     let said = with(&given, "/spec/replicas", json!("3 machines"));
     assert_accepted(&said, &with(&given, "/spec/replicas", json!(3)));
 }
+
+#[test]
+fn a_truth_value_needs_words_that_state_one() {
+    let given = json!({"spec": {"suspend": "only at weekends - nobody reads #deploys then"}});
+    for b in [true, false] {
+        assert_refused(
+            &given,
+            &json!({"spec": {"suspend": b}}),
+            "/spec/suspend",
+            "states no truth value",
+        );
+    }
+    // A yes or a no, with a remark; the field's own name; or a negation, which the meaning
+    // checks read.
+    for (said, b) in [
+        ("yes, until the migration", true),
+        ("off (maintenance)", false),
+        ("suspended until Monday", true),
+        ("not read-only", false),
+    ] {
+        let given = json!({"spec": {"suspend": said}});
+        assert_accepted(&given, &json!({"spec": {"suspend": b}}));
+    }
+}

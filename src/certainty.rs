@@ -283,7 +283,10 @@ fn retyped(schema: &Value, path: &str, before: Option<&Value>, after: &Value) ->
     let Value::String(text) = after else {
         return None;
     };
-    if text.trim() != before.to_string() {
+    // As JSON writes it (`-1`, `true`); a string compared with the value itself would never
+    // equal a number.
+    let written = before.to_string();
+    if text.trim() != written {
         return None;
     }
     let node = schema::node_at(schema, path)?;

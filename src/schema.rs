@@ -102,6 +102,60 @@ pub fn pattern_literals(pattern: &str) -> Vec<String> {
     out
 }
 
+/// The URL schemes a `pattern` makes every value begin with (`^(http|https)://.*$` →
+/// `http://`, `https://`): the strings its one branch must start with, read as
+/// [`pattern_literals`] reads whole values, when each is a scheme and `://`. None for a
+/// pattern of several branches, or one whose start is no scheme.
+pub fn pattern_schemes(pattern: &str) -> Vec<String> {
+    let Ok(ast) = regex_syntax::ast::parse::Parser::new().parse(pattern) else {
+        return Vec::new();
+    };
+    let [branch] = top_branches(&ast)[..] else {
+        return Vec::new();
+    };
+    let parts: Vec<&Ast> = match branch {
+        Ast::Concat(c) => c
+            .asts
+            .iter()
+            .filter(|a| !matches!(a, Ast::Assertion(_)))
+            .collect(),
+        other => vec![other],
+    };
+    let mut starts = vec![String::new()];
+    for part in parts {
+        if starts.iter().all(|s| s.contains("://")) {
+            break;
+        }
+        let Some(tails) = finite_language(part) else {
+            break;
+        };
+        if starts.len() * tails.len() > MAX_PATTERN_LITERALS {
+            return Vec::new();
+        }
+        starts = starts
+            .iter()
+            .flat_map(|head| tails.iter().map(move |tail| format!("{head}{tail}")))
+            .collect();
+    }
+    let mut schemes: Vec<String> = Vec::new();
+    for start in starts {
+        let Some((scheme, _)) = start.split_once("://") else {
+            return Vec::new();
+        };
+        let mut chars = scheme.chars();
+        let is_scheme = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+        if !is_scheme {
+            return Vec::new();
+        }
+        let scheme = format!("{scheme}://");
+        if !schemes.contains(&scheme) {
+            schemes.push(scheme);
+        }
+    }
+    schemes
+}
+
 /// Most literals read from one pattern (and from one branch of it).
 pub const MAX_PATTERN_LITERALS: usize = 32;
 
@@ -257,6 +311,17 @@ mod tests {
         );
         assert!(pattern_literals(r"^[1-9][0-9]*[hdw]$").is_empty());
         assert!(pattern_literals("^(unclosed").is_empty());
+        assert_eq!(
+            pattern_schemes("^(http|https)://.*$"),
+            ["http://", "https://"]
+        );
+        assert_eq!(pattern_schemes("^https://[a-z.]+$"), ["https://"]);
+        assert_eq!(pattern_schemes("^s3://.+"), ["s3://"]);
+        // No scheme at the start, a start that is not always one, several branches.
+        assert!(pattern_schemes("^[a-z]+://.*$").is_empty());
+        assert!(pattern_schemes("^(http://|/).*$").is_empty());
+        assert!(pattern_schemes("^(unix://.+|[0-9.]+)$").is_empty());
+        assert!(pattern_schemes("^v[0-9]+$").is_empty());
         let many = format!(
             "^({})$",
             (0..100)

@@ -306,6 +306,7 @@ fn resolutions(
     for kind in kinds {
         if let (ErrorKind::Pattern { pattern }, Some(Value::String(said))) = (kind, value) {
             options.extend(pattern_options(p, pattern, said));
+            options.extend(with_scheme(p, pattern, said));
         }
         match (kind, value) {
             (ErrorKind::Enum { allowed }, Some(v)) => {
@@ -387,6 +388,41 @@ fn pattern_options(p: &str, pattern: &str, said: &str) -> Vec<Resolution> {
         .filter(|l| !negated.contains(&l.to_lowercase()))
         .map(|l| vec![Edit::Set(p.to_string(), Value::from(l))])
         .collect()
+}
+
+/// An address written without its scheme where the pattern makes every value begin with one
+/// (`proxy: "squid.corp:3128"` against `^(http|https)://.*$`): the address after each scheme
+/// the pattern names. The address is one value (no blanks); never certain, as it writes a
+/// word the user did not (`certainty::lossless`), and with two schemes, which one is the
+/// user's to say.
+fn with_scheme(p: &str, pattern: &str, said: &str) -> Vec<Resolution> {
+    let said = said.trim();
+    if said.contains("://") || !is_plain_address(said) {
+        return Vec::new();
+    }
+    schema::pattern_schemes(pattern)
+        .into_iter()
+        .map(|scheme| {
+            vec![Edit::Set(
+                p.to_string(),
+                Value::from(format!("{scheme}{said}")),
+            )]
+        })
+        .collect()
+}
+
+/// A host name or address, an optional port number, then an optional path
+/// (`squid.corp:3128`, `10.0.0.7/metrics`): what follows a URL's scheme. A user, or a `:`
+/// before a path (`git@github.com:org/repo.git`, scp's form), is another syntax.
+fn is_plain_address(s: &str) -> bool {
+    let authority = s.split('/').next().unwrap_or_default();
+    let (host, port) = authority.split_once(':').unwrap_or((authority, ""));
+    !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+        && port.chars().all(|c| c.is_ascii_digit())
+        && !s.contains(char::is_whitespace)
 }
 
 /// The enum values for the value `v` at `p`, `named` those its text names (only that one,
@@ -3151,6 +3187,35 @@ mod tests {
             relocations(&sources, at, &other),
             vec![vec![Edit::Remove(at.into())]]
         );
+    }
+
+    #[test]
+    fn an_address_without_its_scheme_gets_each_scheme_the_pattern_requires() {
+        let proxy = "^(http|https)://.*$";
+        assert_eq!(
+            with_scheme("/spec/proxy", proxy, "squid.corp:3128"),
+            vec![
+                vec![Edit::Set(
+                    "/spec/proxy".into(),
+                    json!("http://squid.corp:3128")
+                )],
+                vec![Edit::Set(
+                    "/spec/proxy".into(),
+                    json!("https://squid.corp:3128")
+                )],
+            ]
+        );
+        // A scheme already written, prose, or a pattern that requires none: no reading.
+        for said in [
+            "ftp://squid.corp",
+            "the corporate proxy",
+            "",
+            "git@github.com:org/repo.git",
+            "squid.corp:proxy",
+        ] {
+            assert!(with_scheme("/spec/proxy", proxy, said).is_empty(), "{said}");
+        }
+        assert!(with_scheme("/spec/host", "^[a-z.]+$", "squid.corp").is_empty());
     }
 
     #[test]

@@ -753,6 +753,9 @@ impl Judge<'_, '_> {
         else {
             return false;
         };
+        // The user's own value after a scheme the pattern requires (`http://` + `squid:3128`)
+        // holds no word of crfix's but the schema's.
+        let said = self.given.pointer(p).and_then(Value::as_str);
         schema::enum_values(node).is_some_and(|allowed| allowed.contains(value))
             || node
                 .get("pattern")
@@ -760,6 +763,11 @@ impl Judge<'_, '_> {
                 .zip(value.as_str())
                 .is_some_and(|(pattern, v)| {
                     schema::pattern_literals(pattern).iter().any(|l| l == v)
+                        || schema::pattern_schemes(pattern).iter().any(|scheme| {
+                            said.is_some_and(|said| {
+                                v.strip_prefix(scheme.as_str()) == Some(said.trim())
+                            })
+                        })
                 })
     }
 }

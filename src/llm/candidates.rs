@@ -822,6 +822,11 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
             // A schedule said in words, where the field's syntax is checked (a cron pattern).
             if node.get("pattern").is_some() || node.get("x-kubernetes-validations").is_some() {
                 out.extend(super::cron::cron_in_words(s).map(Value::from));
+                out.extend(
+                    old.and_then(Value::as_str)
+                        .and_then(|stored| super::cron::moved_time(s, stored))
+                        .map(Value::from),
+                );
             }
             out.extend(string_rewrites(s));
         }

@@ -48,6 +48,57 @@ pub fn cron_in_words(text: &str) -> Option<String> {
     Some(format!("{minute} {hour} * * {days}"))
 }
 
+/// On UPDATE, the stored cron with its time of day moved to the one the text states
+/// (`"03:30 instead of 02:00"` over `0 2 * * 0` is `30 3 * * 0`): the stored minute and hour
+/// must be plain numbers, and the text, its remarks aside, must state clock times (`H:MM`,
+/// with `am`/`pm` or on a 24-hour clock) that are one new time and at most the stored one
+/// again, and no other number. The days and months stay as stored: a change note about the
+/// time says nothing about them.
+pub fn moved_time(said: &str, stored: &str) -> Option<String> {
+    if said.chars().count() > MAX_CHARS {
+        return None;
+    }
+    let fields: Vec<&str> = stored.split_whitespace().collect();
+    let [minute, hour, days @ ..] = fields.as_slice() else {
+        return None;
+    };
+    if days.len() != 3 {
+        return None;
+    }
+    let stored_time: (u8, u8) = (hour.parse().ok()?, minute.parse().ok()?);
+    let lower = crate::certainty::without_remarks(said).to_lowercase();
+    let tokens: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';'))
+        .map(|t| t.trim_matches(|c: char| matches!(c, '.' | '!' | '?' | '"' | '\'')))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let mut new_time: Option<(u8, u8)> = None;
+    for (i, token) in tokens.iter().enumerate() {
+        if !token.chars().any(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let (clock, glued) = split_meridiem(token);
+        if !clock.contains(':') {
+            return None;
+        }
+        let (hour, minute, _) = clock_time(clock)?;
+        let next = glued.or_else(|| tokens.get(i + 1).copied().filter(|t| is_meridiem(t)));
+        let hour = match next {
+            Some(m) => twelve_hour(hour, m.starts_with('p'))?,
+            None => hour,
+        };
+        if (hour, minute) == stored_time {
+            continue;
+        }
+        if new_time.is_some_and(|t| t != (hour, minute)) {
+            return None;
+        }
+        new_time = Some((hour, minute));
+    }
+    let (hour, minute) = new_time?;
+    Some(format!("{minute} {hour} {}", days.join(" ")))
+}
+
 /// The day-of-week field: every day (`every day`, `daily`, `every night`, `nightly`), the
 /// working week (`weekday(s)`, `Mon-Fri`), the weekend, or the days named.
 fn days(tokens: &[&str]) -> Option<String> {
@@ -178,6 +229,28 @@ fn twelve_hour(hour: u8, pm: bool) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_said_for_a_stored_cron_moves_only_its_time() {
+        assert_eq!(
+            moved_time(
+                "03:30 instead of 02:00 (the dump now runs at 2)",
+                "0 2 * * 0"
+            )
+            .as_deref(),
+            Some("30 3 * * 0")
+        );
+        assert_eq!(
+            moved_time("at 11:15pm from now on", "0 1 * * 1-5").as_deref(),
+            Some("15 23 * * 1-5")
+        );
+        // Two new times, a bare number, a stored time that is no plain number: no reading.
+        assert!(moved_time("03:30 or 04:00", "0 2 * * 0").is_none());
+        assert!(moved_time("03:30 on day 5", "0 2 * * 0").is_none());
+        assert!(moved_time("03:30", "*/5 * * * *").is_none());
+        assert!(moved_time("02:00", "0 2 * * 0").is_none());
+        assert!(moved_time("03:30", "@daily").is_none());
+    }
 
     #[test]
     fn a_schedule_in_words_is_the_cron_it_states() {

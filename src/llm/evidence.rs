@@ -436,6 +436,10 @@ fn dropped(
             || super::readings::same_amount(&leaf.text, &scalar_text(v))
             || super::readings::scaled_number(&leaf.text, &scalar_text(v))
             || states_schedule(&leaf.text, &scalar_text(v))
+            || old_text(old_object, &leaf.pointer).is_some_and(|stored| {
+                super::cron::moved_time(&leaf.text, &stored).as_deref()
+                    == Some(scalar_text(v).as_str())
+            })
             || relative_to_old(
                 &Value::from(leaf.text.as_str()),
                 old_object,

@@ -2390,6 +2390,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Sources over a CREATE's object, nothing protected.
+    fn sources<'a>(schema: &'a Value, given: &'a Value) -> Sources<'a> {
+        Sources {
+            schema,
+            given,
+            old_object: None,
+            protected: &[],
+        }
+    }
+
     #[test]
     fn a_part_goes_to_the_fields_whose_schemas_say_most() {
         let item = json!({"type": "object", "required": ["port"], "properties": {
@@ -2597,12 +2607,7 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
             "systemReserved": {"type": "object", "additionalProperties": {"type": "string"}}}}}});
         let given = json!({"spec": {"systemReserved": "--system-reserved=cpu=100m,memory=200Mi"}});
-        let sources = Sources {
-            schema: &schema,
-            given: &given,
-            old_object: None,
-            protected: &[],
-        };
+        let sources = sources(&schema, &given);
         let p = "/spec/systemReserved";
         let options = value_readings(
             &sources,
@@ -2800,12 +2805,7 @@ mod tests {
                 "replicas": {"type": "integer"}}}}});
         let given = json!({"spec": {"topicName":
             "kafka-topics.sh --bootstrap-server kafka:9092 --create --topic audit.v2 --partitions 6"}});
-        let sources = Sources {
-            schema: &schema,
-            given: &given,
-            old_object: None,
-            protected: &[],
-        };
+        let sources = sources(&schema, &given);
         let node = &schema["properties"]["spec"]["properties"]["topicName"];
         let value = &given["spec"]["topicName"];
         assert_eq!(
@@ -2915,12 +2915,7 @@ mod tests {
                 "pattern": "^(@(daily|hourly|midnight)|[0-9*]+ [0-9*]+)$"}}}}});
         let at = |said: &str| {
             let given = json!({"spec": {"schedule": said}});
-            let sources = Sources {
-                schema: &schema,
-                given: &given,
-                old_object: None,
-                protected: &[],
-            };
+            let sources = sources(&schema, &given);
             let kind = ErrorKind::Pattern {
                 pattern: "^(@(daily|hourly|midnight)|[0-9*]+ [0-9*]+)$".into(),
             };
@@ -2949,12 +2944,7 @@ mod tests {
         let options = |p: &str, v: Value, kind: ErrorKind| {
             let mut given = json!({"spec": {}});
             given["spec"][p.rsplit('/').next().unwrap()] = v;
-            let sources = Sources {
-                schema: &schema,
-                given: &given,
-                old_object: None,
-                protected: &[],
-            };
+            let sources = sources(&schema, &given);
             resolutions(&sources, p, &[&kind], &[])
         };
         let policy = ErrorKind::Enum {
@@ -3011,12 +3001,7 @@ mod tests {
                 "items": {"type": "string", "enum": usages}}}}}});
         let given = json!({"spec": {"usages": ["digital signature", "key encipherment",
             "server auth and client auth (for mTLS)"]}});
-        let sources = Sources {
-            schema: &schema,
-            given: &given,
-            old_object: None,
-            protected: &[],
-        };
+        let sources = sources(&schema, &given);
         let kind = ErrorKind::Enum { allowed };
         let options = resolutions(&sources, "/spec/usages/2", &[&kind], &[]);
         let spliced = vec![Edit::Set(
@@ -3041,12 +3026,7 @@ mod tests {
     fn a_missing_value_comes_only_from_text_about_that_field() {
         let fill = |given: Value, p: &str| {
             let schema = json!({"type": "object"});
-            let sources = Sources {
-                schema: &schema,
-                given: &given,
-                old_object: None,
-                protected: &[],
-            };
+            let sources = sources(&schema, &given);
             fill_string(&sources, p)
         };
         // An unrelated label and the object's own name say nothing about the namespace.
@@ -3080,12 +3060,7 @@ mod tests {
                 "cloudflare": {"type": "object", "properties": {"email": {"type": "string"}}}}}}}}});
         let given = json!({"metadata": {"name": "x"},
             "spec": {"acme": {"email": "tls@example.com", "cloudflare": {}}}});
-        let sources = Sources {
-            schema: &schema,
-            given: &given,
-            old_object: None,
-            protected: &[],
-        };
+        let sources = sources(&schema, &given);
         assert!(fill_string(&sources, "/spec/acme/cloudflare/email").is_empty());
         assert!(reused_name(&schema, "email") && !reused_name(&schema, "cloudflare"));
     }
@@ -3143,12 +3118,7 @@ mod tests {
                 "properties": {"server": {"type": "string"}, "namespace": {"type": "string"}}}}}}}});
         let destination = json!({"server": "https://kubernetes.default.svc", "namespace": "pay"});
         let given = json!({"spec": {"destination": destination}});
-        let sources = Sources {
-            schema: &schema,
-            given: &given,
-            old_object: None,
-            protected: &[],
-        };
+        let sources = sources(&schema, &given);
         let at = "/spec/destination";
         assert_eq!(
             relocations(&sources, at, &destination)[0],
@@ -3166,12 +3136,7 @@ mod tests {
                 "name": {"type": "string"}, "key": {"type": "string"}}}}}}});
         let wrapped = json!({"name": "smtp", "key": "password"});
         let given = json!({"spec": {"password": {"secretKeyRef": wrapped}}});
-        let sources = Sources {
-            schema: &schema,
-            given: &given,
-            old_object: None,
-            protected: &[],
-        };
+        let sources = sources(&schema, &given);
         let at = "/spec/password/secretKeyRef";
         assert_eq!(
             relocations(&sources, at, &wrapped)[0],
@@ -3229,12 +3194,7 @@ mod tests {
         let relocate = |required: Value, properties: Value, given: Value, at: &str| {
             let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
                 "required": required, "properties": properties}}});
-            let sources = Sources {
-                schema: &schema,
-                given: &given,
-                old_object: None,
-                protected: &[],
-            };
+            let sources = sources(&schema, &given);
             let value = given.pointer(at).cloned().unwrap();
             relocations(&sources, at, &value)
         };
@@ -3312,12 +3272,7 @@ mod tests {
             let schema = json!({"type": "object", "properties": {"spec": {
                 "type": "object", "properties": properties}}});
             let given = json!({"spec": {"service": value}});
-            let sources = Sources {
-                schema: &schema,
-                given: &given,
-                old_object: None,
-                protected: &[],
-            };
+            let sources = sources(&schema, &given);
             split_to_sibling(&sources, "/spec/service", &json!(value))
         };
         // `web:8080` → the integer port; the string `namespace` would take any text, the port

@@ -1001,6 +1001,15 @@ fn placements(schema: &Value, path: &str, v: &Value, found: &mut Option<String>,
                     ));
                     return;
                 }
+                // No Kubernetes object's name holds a `/`: put whole into a reference's name,
+                // such a text may be kubectl's `TYPE/NAME` or a path.
+                if k == "name" && child.as_str().is_some_and(|s| s.contains('/')) {
+                    *found = Some(format!(
+                        "puts {} into name, and an object's name holds no '/' (a TYPE/NAME or a path?)",
+                        crate::text::quote(child, 40)
+                    ));
+                    return;
+                }
             }
         }
         _ => {}
@@ -1579,6 +1588,14 @@ mod tests {
             &object(json!({"ref": {"name": "web"}}))
         )
         .is_ok());
+        // An object's name holds no `/`: `TYPE/NAME` put whole into a name is not certain.
+        let e = lossless(
+            &s2,
+            &object(json!({"ref": "cluster.postgresql.cnpg.io/pg-inventory"})),
+            &object(json!({"ref": {"name": "cluster.postgresql.cnpg.io/pg-inventory"}})),
+        )
+        .unwrap_err();
+        assert!(e.contains("holds no '/'"), "{e}");
         // Translation, prose dropped, values invented: not certain.
         let e = split(json!({"readOnly": "yes"}), json!({"readOnly": true})).unwrap_err();
         assert!(e.contains("\"yes\"") && e.contains("\"true\""), "{e}");

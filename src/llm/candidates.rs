@@ -1515,9 +1515,23 @@ fn scoped_name(s: &str, target: &str, node: &Value) -> Option<Value> {
         }
         return Some(reference);
     }
+    // What `kubectl get -o name` prints for a custom resource: its resource and API group
+    // (`cluster.postgresql.cnpg.io/pg-inventory`); the resource is the reference's own type.
+    if written_as_resource(scope) && is_dns_label(name.split('.').next().unwrap_or_default()) {
+        return Some(serde_json::json!({ target: name }));
+    }
     let namespaced = free_string(node, "namespace") && target != "namespace";
     (namespaced && is_dns_label(scope) && is_dns_label(name))
         .then(|| serde_json::json!({ target: name, "namespace": scope }))
+}
+
+/// A resource with its API group as kubectl writes one (`cluster.postgresql.cnpg.io`,
+/// `deployments.apps`): a lower-case DNS label, then a group of at least two labels.
+fn written_as_resource(s: &str) -> bool {
+    let mut labels = s.split('.');
+    let resource = labels.next().unwrap_or_default();
+    let group: Vec<&str> = labels.collect();
+    is_dns_label(resource) && group.len() >= 2 && group.iter().all(|l| is_dns_label(l))
 }
 
 /// A kind as Kubernetes writes one: UpperCamelCase letters and digits.
@@ -3389,6 +3403,13 @@ mod tests {
         assert_eq!(
             rewrites(&json!("web/redis-cache"), &target),
             vec![json!({"name": "web/redis-cache"})]
+        );
+        // What `kubectl get -o name` prints for a custom resource names it by its name.
+        let cluster = json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"}}});
+        assert_eq!(
+            rewrites(&json!("cluster.postgresql.cnpg.io/pg-inventory"), &cluster),
+            vec![json!({"name": "pg-inventory"})]
         );
         // A comparison: the operator goes to the one field whose enum names it.
         let matcher = json!({"type": "object", "required": ["name"], "properties": {

@@ -27,8 +27,8 @@
 //! Words are compared without case and separators (`SelfCertified` is grounded by
 //! "self-certified"); numbers by value with trailing `.0` parts dropped (`2.0.0` = `2`); an
 //! amount restated in another unit (`"90 days"` → `2160h`) is the user's amount.
-//! A truth value written over the user's words needs words that state one (a yes or a no, or a
-//! negation); nulls and object keys are not checked.
+//! A truth value written over the user's words needs words that state one (a yes or a no, the
+//! field's own name, or a negation); nulls and object keys are not checked.
 
 use std::collections::BTreeSet;
 
@@ -223,7 +223,7 @@ fn unstated_truths(given: &Value, candidate: &Value) -> Vec<Violation> {
                 Violation::new(
                     &p,
                     format!(
-                        "llm.requireEvidence: {} states no truth value (no yes or no, no negation)",
+                        "llm.requireEvidence: {} states no truth value (no yes or no, not the field's name, no negation)",
                         quote_str(said)
                     ),
                 )

@@ -157,6 +157,7 @@ fn self_contradiction(
         let contradiction = if object.pointer(parent).is_some_and(Value::is_array) {
             readings::shared_word(node, value, old)
                 .or_else(|| readings::unchanged_but_different(value, old))
+                .or_else(|| readings::qualified_value(node, value))
         } else {
             readings::contradiction(node, value, old)
         };

@@ -94,7 +94,7 @@ pub fn contradiction(
     // one per key or item, not two statements of one value.
     let holds_one_value = !node.is_some_and(|n| matches!(schema::type_of(n), "object" | "array"));
     named_enum_values(node, text, old)
-        .or_else(|| qualified_value(node, text))
+        .or_else(|| qualified_value(node, value))
         .or_else(|| {
             holds_one_value
                 .then(|| different_amounts(text, old, description))
@@ -211,11 +211,17 @@ fn wrong_direction(text: &str, old: Option<&Value>) -> Option<Contradiction> {
 /// A value stated, then qualified by a contrast (`updateMode: "Recreate, but never evict
 /// running pods"`, `selfHeal: "yes, but keep manual kubectl hotfixes in place"`): the
 /// qualification is part of what the user asks, and no value of the field says it. The value is
-/// read from the text before the contrast (an enum value named in full, or a truth value
-/// stated); a contrast that only rules out another allowed value (`"Stable, but not
-/// Candidate"`) qualifies nothing.
-fn qualified_value(node: Option<&Value>, text: &str) -> Option<Contradiction> {
-    let node = node?;
+/// read from the text before the contrast (an enum value named in full, a truth value stated,
+/// or a whole value of a syntax the schema checks: `"192.168.1.0/24 except the router"`); a contrast
+/// that only rules out another allowed value (`"Stable, but not Candidate"`) qualifies
+/// nothing.
+pub fn qualified_value(node: Option<&Value>, value: &Value) -> Option<Contradiction> {
+    let (node, Value::String(text)) = (node?, value) else {
+        return None;
+    };
+    if text.chars().count() > MAX_CHARS {
+        return None;
+    }
     let at = contrast_at(text)?;
     let (before, clause) = (&text[..at], text[at..].trim());
     let (value, allowed): (String, Vec<&str>) = if let Some(allowed) = schema::enum_values(node) {
@@ -229,6 +235,21 @@ fn qualified_value(node: Option<&Value>, text: &str) -> Option<Contradiction> {
         )
     } else if schema::type_of(node) == "boolean" {
         (stated_bool(before)?.to_string(), vec!["true", "false"])
+    } else if schema::type_of(node) == "string"
+        && ["pattern", "format", "x-kubernetes-validations"]
+            .iter()
+            .any(|k| node.get(k).is_some())
+    {
+        // A value of a checked syntax written whole before the contrast
+        // (`"192.168.1.0/24 except the router"`): the exception is no part of any value.
+        let value = before.trim().trim_end_matches(',').trim();
+        if value.is_empty()
+            || value.contains(char::is_whitespace)
+            || !crate::certainty::accepts(node, &Value::from(value))
+        {
+            return None;
+        }
+        (value.to_string(), Vec::new())
     } else {
         return None;
     };
@@ -1781,6 +1802,21 @@ mod tests {
             contradiction(Some(&flag), &json!("yes (the default)"), None),
             None
         );
+        // A whole value of a checked syntax, then an exception no value can hold.
+        let cidr = json!({"type": "string", "pattern": "^[0-9./]+$"});
+        let c = contradiction(
+            Some(&cidr),
+            &json!("192.168.1.0/24 except the router"),
+            None,
+        );
+        assert!(c.is_some_and(|c| c.first == "192.168.1.0/24"));
+        for plain in ["192.168.1.0/24 (the home lan)", "the lan except the router"] {
+            assert_eq!(
+                contradiction(Some(&cidr), &json!(plain), None),
+                None,
+                "{plain}"
+            );
+        }
         // "but" inside a word is no contrast.
         assert_eq!(
             contradiction(Some(&flag), &json!("yes, distribute it"), None),

@@ -129,13 +129,10 @@ pub fn pattern_schemes(pattern: &str) -> Vec<String> {
         let Some(tails) = finite_language(part) else {
             break;
         };
-        if starts.len() * tails.len() > MAX_PATTERN_LITERALS {
+        let Some(longer) = concatenate(&starts, &tails) else {
             return Vec::new();
-        }
-        starts = starts
-            .iter()
-            .flat_map(|head| tails.iter().map(move |tail| format!("{head}{tail}")))
-            .collect();
+        };
+        starts = longer;
     }
     let mut schemes: Vec<String> = Vec::new();
     for start in starts {
@@ -199,14 +196,7 @@ fn finite_language(ast: &Ast) -> Option<Vec<String>> {
         Ast::Concat(c) => {
             let mut acc = vec![String::new()];
             for part in &c.asts {
-                let tails = finite_language(part)?;
-                if acc.len() * tails.len() > MAX_PATTERN_LITERALS {
-                    return None;
-                }
-                acc = acc
-                    .iter()
-                    .flat_map(|head| tails.iter().map(move |tail| format!("{head}{tail}")))
-                    .collect();
+                acc = concatenate(&acc, &finite_language(part)?)?;
             }
             Some(acc)
         }
@@ -222,6 +212,19 @@ fn finite_language(ast: &Ast) -> Option<Vec<String>> {
         }
         _ => None,
     }
+}
+
+/// Every head followed by every tail; `None` past [`MAX_PATTERN_LITERALS`].
+fn concatenate(heads: &[String], tails: &[String]) -> Option<Vec<String>> {
+    if heads.len() * tails.len() > MAX_PATTERN_LITERALS {
+        return None;
+    }
+    Some(
+        heads
+            .iter()
+            .flat_map(|head| tails.iter().map(move |tail| format!("{head}{tail}")))
+            .collect(),
+    )
 }
 
 /// The characters of a bracketed class of at most four (`[hdw]`, `[.]`).

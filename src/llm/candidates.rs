@@ -285,16 +285,7 @@ fn resolutions(
     let mut options: Vec<Resolution> = Vec::new();
     let list_entry = pointer::split_last(p)
         .is_some_and(|(parent, _)| sources.given.pointer(parent).is_some_and(Value::is_array));
-    // The allowed values the user's text names, for an enum's error.
-    let named: Vec<&str> = kinds
-        .iter()
-        .find_map(|k| match (k, value) {
-            (ErrorKind::Enum { allowed }, Some(v)) => {
-                Some(super::readings::named_values(&scalar_text(v), allowed))
-            }
-            _ => None,
-        })
-        .unwrap_or_default();
+    let named = named_in_enum(kinds, value);
     // An entry that is not one (an injected sentence) goes before any word of it; an entry
     // that names allowed values is the user's and stays.
     if list_entry && value.is_some() && named.is_empty() {
@@ -355,6 +346,19 @@ fn resolutions(
         options.push(vec![Edit::Remove(p.to_string())]);
     }
     options
+}
+
+/// The allowed values the user's text names, for an enum's error (none for other errors).
+fn named_in_enum<'k>(kinds: &[&'k ErrorKind], value: Option<&Value>) -> Vec<&'k str> {
+    kinds
+        .iter()
+        .find_map(|k| match (k, value) {
+            (ErrorKind::Enum { allowed }, Some(v)) => {
+                Some(super::readings::named_values(&scalar_text(v), allowed))
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// Readings of the value `v` the user wrote at `p`: a URL's host where a host belongs
@@ -1788,22 +1792,13 @@ fn split_to_sibling(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution
         // The part goes only to a field whose schema takes it, and only when exactly one
         // absent field does (docs/repair.md, "Meaning kept"): `web:8080` puts 8080 into the
         // integer port, never into another string field that would take any text.
-        let takers: Vec<(String, Value)> = properties
-            .iter()
-            .filter_map(|(name, child)| {
-                let sibling = pointer::push(parent, name);
-                if sibling == p || sources.given.pointer(&sibling).is_some() {
-                    return None;
-                }
-                typed_part(tail, child)
-                    .filter(|v| crate::certainty::accepts(child, v))
-                    .map(|v| (sibling, v))
-            })
-            .collect();
-        if let [(sibling, part)] = takers.as_slice() {
+        let names = properties.keys().map(String::as_str);
+        if let Some((sibling, part)) =
+            one_absent_taker(sources, parent, p, names, |child| typed_part(tail, child))
+        {
             out.push(vec![
                 Edit::Set(p.to_string(), Value::from(head)),
-                Edit::Set(sibling.clone(), part.clone()),
+                Edit::Set(sibling, part),
             ]);
         }
     }
@@ -2303,22 +2298,37 @@ fn required_taker(sources: &Sources, p: &str, value: &Value) -> Option<String> {
                 .iter()
                 .any(|k| node.get(k).is_some())
     };
-    let takers: Vec<String> = required
-        .iter()
-        .filter_map(Value::as_str)
-        .filter_map(|name| {
-            let at = pointer::push(parent, name);
-            let child = schema::child(parent_node, name)?;
-            (sources.given.pointer(&at).is_none()
-                && tells_apart(child)
-                && crate::certainty::accepts(child, value))
-            .then_some(at)
-        })
-        .collect();
-    match takers.as_slice() {
-        [one] => Some(one.clone()),
-        _ => None,
-    }
+    let names = required.iter().filter_map(Value::as_str);
+    one_absent_taker(sources, parent, p, names, |child| {
+        tells_apart(child).then(|| value.clone())
+    })
+    .map(|(at, _)| at)
+}
+
+/// Of the fields `names` of the object at `parent` (`p` itself left out), the one that is
+/// absent and whose schema takes the value `value_for` makes for it; none when no field or
+/// several do (docs/repair.md, "Meaning kept": a value goes only where exactly one field takes
+/// it). The field's pointer and the value.
+fn one_absent_taker<'n>(
+    sources: &Sources,
+    parent: &str,
+    p: &str,
+    names: impl Iterator<Item = &'n str>,
+    value_for: impl Fn(&Value) -> Option<Value>,
+) -> Option<(String, Value)> {
+    let parent_node = schema::node_at(sources.schema, parent)?;
+    let mut takers = names.filter_map(|name| {
+        let at = pointer::push(parent, name);
+        if at == p || sources.given.pointer(&at).is_some() {
+            return None;
+        }
+        let child = schema::child(parent_node, name)?;
+        value_for(child)
+            .filter(|v| crate::certainty::accepts(child, v))
+            .map(|v| (at, v))
+    });
+    let one = takers.next()?;
+    takers.next().is_none().then_some(one)
 }
 
 /// Calls `f` with the pointer and node of every property the schema declares (through

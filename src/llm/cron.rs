@@ -35,11 +35,7 @@ pub fn cron_in_words(text: &str) -> Option<String> {
         return None;
     }
     let lower = text.to_lowercase();
-    let tokens: Vec<&str> = lower
-        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')'))
-        .map(|t| t.trim_matches(|c: char| matches!(c, '.' | '!' | '?' | '"' | '\'')))
-        .filter(|t| !t.is_empty())
-        .collect();
+    let tokens = tokens(&lower);
     if tokens.iter().any(|t| EXCEPTIONS.contains(t)) {
         return None;
     }
@@ -67,26 +63,16 @@ pub fn moved_time(said: &str, stored: &str) -> Option<String> {
     }
     let stored_time: (u8, u8) = (hour.parse().ok()?, minute.parse().ok()?);
     let lower = crate::certainty::without_remarks(said).to_lowercase();
-    let tokens: Vec<&str> = lower
-        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';'))
-        .map(|t| t.trim_matches(|c: char| matches!(c, '.' | '!' | '?' | '"' | '\'')))
-        .filter(|t| !t.is_empty())
-        .collect();
+    let tokens = tokens(&lower);
     let mut new_time: Option<(u8, u8)> = None;
     for (i, token) in tokens.iter().enumerate() {
         if !token.chars().any(|c| c.is_ascii_digit()) {
             continue;
         }
-        let (clock, glued) = split_meridiem(token);
-        if !clock.contains(':') {
+        if !split_meridiem(token).0.contains(':') {
             return None;
         }
-        let (hour, minute, _) = clock_time(clock)?;
-        let next = glued.or_else(|| tokens.get(i + 1).copied().filter(|t| is_meridiem(t)));
-        let hour = match next {
-            Some(m) => twelve_hour(hour, m.starts_with('p'))?,
-            None => hour,
-        };
+        let (hour, minute, _) = clock_at(&tokens, i)?;
         if (hour, minute) == stored_time {
             continue;
         }
@@ -147,18 +133,7 @@ fn time_of_day(tokens: &[&str]) -> Option<(u8, u8)> {
     for (i, token) in tokens.iter().enumerate() {
         if token.chars().any(|c| c.is_ascii_digit()) {
             numbers += 1;
-            let (clock, glued) = split_meridiem(token);
-            let (hour, minute, zero_padded) = clock_time(clock)?;
-            let next = glued.or_else(|| tokens.get(i + 1).copied().filter(|t| is_meridiem(t)));
-            let hour = match next {
-                Some(m) => twelve_hour(hour, m.starts_with('p'))?,
-                None => hour,
-            };
-            found = Some((
-                hour,
-                minute,
-                next.is_some() || zero_padded || hour == 0 || hour > 12,
-            ));
+            found = Some(clock_at(tokens, i)?);
         } else if matches!(*token, "midnight" | "noon" | "midday") {
             numbers += 1;
             found = Some((if *token == "midnight" { 0 } else { 12 }, 0, true));
@@ -181,6 +156,32 @@ fn time_of_day(tokens: &[&str]) -> Option<(u8, u8)> {
         (false, false, true) if (8..=11).contains(&hour) => Some((hour + 12, minute)),
         _ => None,
     }
+}
+
+/// The lower-case words of a schedule, punctuation around them trimmed.
+fn tokens(lower: &str) -> Vec<&str> {
+    lower
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')'))
+        .map(|t| t.trim_matches(|c: char| matches!(c, '.' | '!' | '?' | '"' | '\'')))
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// The time of day at `tokens[i]` on a 24-hour clock (`6:30`, `1:30am`, `11 pm`), and whether
+/// the text makes it certain: `am`/`pm`, a leading zero, or an hour only a 24-hour clock has.
+fn clock_at(tokens: &[&str], i: usize) -> Option<(u8, u8, bool)> {
+    let (clock, glued) = split_meridiem(tokens[i]);
+    let (hour, minute, zero_padded) = clock_time(clock)?;
+    let next = glued.or_else(|| tokens.get(i + 1).copied().filter(|t| is_meridiem(t)));
+    let hour = match next {
+        Some(m) => twelve_hour(hour, m.starts_with('p'))?,
+        None => hour,
+    };
+    Some((
+        hour,
+        minute,
+        next.is_some() || zero_padded || hour == 0 || hour > 12,
+    ))
 }
 
 fn is_meridiem(token: &str) -> bool {

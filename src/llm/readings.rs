@@ -1393,35 +1393,23 @@ fn fixed_length(scale: f64) -> bool {
 /// one length (weeks, days, hours, minutes, seconds): a month or a year in it is no amount.
 fn iso_duration(token: &str) -> Option<f64> {
     let body = token.strip_prefix('P')?;
-    let (date, time) = match body.split_once('T') {
-        Some((_, "")) => return None,
-        Some((date, time)) => (date, Some(time)),
-        None => (body, None),
-    };
-    let mut total = 0.0;
-    let mut parts = 0;
-    for (text, units) in [
-        (date, &[('W', 7.0 * DAY), ('D', DAY)][..]),
-        (
-            time.unwrap_or_default(),
-            &[('H', 3_600.0), ('M', 60.0), ('S', 1.0)][..],
-        ),
-    ] {
-        let mut rest = text;
-        let mut allowed = units;
-        while !rest.is_empty() {
-            let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-            let n: f64 = rest[..end].parse().ok()?;
-            let letter = rest[end..].chars().next()?;
-            // Each unit once, largest first.
-            let at = allowed.iter().position(|(u, _)| *u == letter)?;
-            total += n * allowed[at].1;
-            allowed = &allowed[at + 1..];
-            parts += 1;
-            rest = &rest[end + 1..];
-        }
+    let (date, time) = body.split_once('T').unwrap_or((body, ""));
+    if body.ends_with('T') {
+        return None;
     }
-    (parts > 0).then_some(total)
+    // Weeks and days before the `T`, hours, minutes and seconds after it: then it is glued
+    // parts as `1d12h` or `2m30s` write them.
+    let only = |part: &str, units: &str| {
+        part.chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || units.contains(c))
+    };
+    if !only(date, "WD") || !only(time, "HMS") {
+        return None;
+    }
+    match glued_parts(&format!("{date}{time}").to_lowercase())? {
+        (Dimension::Time, seconds) => Some(seconds),
+        (Dimension::Size, _) => None,
+    }
 }
 
 /// A duration or quantity written as glued parts, each a number and a unit of the same kind,

@@ -1021,7 +1021,7 @@ fn placements(schema: &Value, path: &str, v: &Value, found: &mut Option<String>,
 /// not). `Err` says what was dropped or added.
 pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), String> {
     let patch = json_patch::diff(given, candidate);
-    if let Some(why) = renamed(schema, given, &patch) {
+    if let Some(why) = renamed(given, &patch) {
         return Err(why);
     }
     let mut removed: Vec<String> = Vec::new();
@@ -1078,16 +1078,20 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
     Err(why.join(" and "))
 }
 
-/// `schedule: "*/30 * * * *"` moved to the absent `cron`: every word is kept, but that two
-/// names mean one field is the user's to say (names alike, `channel` → `channels`, are a
-/// spelling). The first such move, named.
-fn renamed(schema: &Value, given: &Value, patch: &json_patch::Patch) -> Option<String> {
-    let undeclared: Vec<(String, &Value)> = patch
+/// `schedule: "*/30 * * * *"` moved to the absent `cron`, or `port: 9102` to `portNumber`:
+/// every word is kept, but that two names mean one field is the user's to say (names alike,
+/// `channel` → `channels`, are a spelling). The first such move, named.
+fn renamed(given: &Value, patch: &json_patch::Patch) -> Option<String> {
+    let removed: Vec<(String, &Value)> = patch
         .0
         .iter()
         .filter(|op| matches!(op, json_patch::PatchOperation::Remove(_)))
         .map(|op| op.path().to_string())
-        .filter(|from| schema::node_at(schema, from).is_none())
+        // A field, not a list entry (a list's diff moves entries between indexes).
+        .filter(|from| {
+            pointer::split_last(from)
+                .is_some_and(|(parent, _)| given.pointer(parent).is_some_and(Value::is_object))
+        })
         .filter_map(|from| given.pointer(&from).map(|v| (from, v)))
         .collect();
     patch.0.iter().find_map(|op| {
@@ -1098,7 +1102,7 @@ fn renamed(schema: &Value, given: &Value, patch: &json_patch::Patch) -> Option<S
         };
         let to = op.path().to_string();
         let (_, new_name) = pointer::split_last(&to)?;
-        undeclared.iter().find_map(|(from, v)| {
+        removed.iter().find_map(|(from, v)| {
             let (_, old_name) = pointer::split_last(from)?;
             (*v == value && !crate::nearest::similar_name(&old_name, &new_name)).then(|| {
                 format!(

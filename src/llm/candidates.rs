@@ -373,6 +373,8 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
         .collect();
     options.extend(command_line(sources, p, v, node));
     options.extend(split_to_sibling(sources, p, v));
+    options.extend(named_sibling(sources, p, v, node));
+    options.extend(label_values_as_requirement(sources, p, v));
     let old = sources.old_object.and_then(|o| o.pointer(p));
     options.extend(
         rewrites_over(v, node, old)
@@ -780,6 +782,10 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
     let mut out: Vec<Value> = document.into_iter().collect();
     match kind {
         "array" => {
+            // The fields of one item, written as pairs (`port=http,path=/metrics`).
+            if let Some(items) = node.get("items").filter(|i| schema::type_of(i) == "object") {
+                out.extend(fields_from_pairs(s, items).map(|item| Value::Array(vec![item])));
+            }
             let lists = list_rewrites(s, node);
             out.extend(lists_of_references(&lists, node));
             out.extend(lists);
@@ -813,7 +819,7 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
             }
         }
         "object" => {
-            out.extend(dotted_pairs_object(s, node));
+            out.extend(fields_from_pairs(s, node));
             out.extend(counted_object(s, node));
             out.extend(flags_object(s, node));
             out.extend(pair_object(s, node));
@@ -1156,16 +1162,17 @@ fn counted_object(s: &str, node: &Value) -> Option<Value> {
 }
 
 /// Pairs whose keys are paths of the object's declared properties give those properties
-/// (`helm --set`'s `pkcs12.create=true,pkcs12.passwordSecretRef.name=p12`), each value in its
-/// field's type; a key that names no declared property, a value its field does not take, or a
-/// path set twice is no reading. Keys without a `.` are other readings' (a map, a pair).
-fn dotted_pairs_object(s: &str, node: &Value) -> Option<Value> {
+/// (`helm --set`'s `pkcs12.create=true,pkcs12.passwordSecretRef.name=p12`, or
+/// `port=http,path=/metrics`), each value in its field's type; a key that names no declared
+/// property, a value its field does not take, or a path set twice is no reading. One pair
+/// without a `.` is other readings' (a map's entry, a `name=value` pair).
+fn fields_from_pairs(s: &str, node: &Value) -> Option<Value> {
     // An escaped dot (`a\.b=v`) is part of a key, no path separator: a map's pairs.
     if s.contains('\\') {
         return None;
     }
     let pairs = key_value_pairs(s)?;
-    if !pairs.iter().any(|(k, _)| k.contains('.')) {
+    if pairs.len() < 2 && !pairs.iter().any(|(k, _)| k.contains('.')) {
         return None;
     }
     let mut object = Map::new();
@@ -1182,7 +1189,7 @@ fn dotted_pairs_object(s: &str, node: &Value) -> Option<Value> {
             ("boolean", "true") => Value::Bool(true),
             ("boolean", "false") => Value::Bool(false),
             ("boolean", _) => return None,
-            _ => typed_part(&text, field)?,
+            _ => typed_part(&text, field).filter(|v| crate::certainty::accepts(field, v))?,
         };
         insert_new(&mut object, &segments, value)?;
     }
@@ -1206,7 +1213,9 @@ fn insert_new(map: &mut Map<String, Value>, path: &[&str], value: Value) -> Opti
 /// parameter, an analysis argument. A comparison (`severity=~"critical|warning"`) likewise,
 /// where one field's enum names its operator: the operator goes there, and only there
 /// (`{name, matchType: "=~", value}`); quotes around the value are the syntax's, not the value's.
-/// The pair's own structure, nothing added.
+/// A name holds no `=`, so the pair is cut at its first (`JAVA_OPTS=-Dfile.encoding=UTF-8`, as
+/// `docker run -e` cuts it); a key that starts with no letter or digit is a flag's or an
+/// operator's (`--for=…`, `==`). The pair's own structure, nothing added.
 fn pair_object(s: &str, node: &Value) -> Option<Value> {
     // Declared properties only: a free map's keys are the user's words, never `name`/`value`
     // that crfix writes.
@@ -1226,10 +1235,10 @@ fn pair_object(s: &str, node: &Value) -> Option<Value> {
     } else {
         value
     };
-    if key.is_empty()
+    if !key.starts_with(|c: char| c.is_alphanumeric() || c == '_')
         || value.is_empty()
+        || value.starts_with('=')
         || key.contains(char::is_whitespace)
-        || value.contains('=')
     {
         return None;
     }
@@ -1336,6 +1345,44 @@ fn label_map(s: &str, node: &Value) -> Vec<Value> {
             }),
     );
     out
+}
+
+/// A label given several values in a label selector's `matchLabels` (`app: [api, worker]`),
+/// which holds one value a label: the selector's requirement that the label is one of them
+/// (`{key: app, operator: In, values: [api, worker]}` in `matchExpressions`), as Kubernetes'
+/// selectors say it. The label's other values stay; never certain, as `In` is crfix's word.
+fn label_values_as_requirement(sources: &Sources, p: &str, value: &Value) -> Option<Resolution> {
+    let values = value.as_array()?;
+    if values.is_empty() || !values.iter().all(Value::is_string) {
+        return None;
+    }
+    let (labels, key) = pointer::split_last(p)?;
+    let (selector, field) = pointer::split_last(labels)?;
+    let expressions_node = schema::node_at(sources.schema, selector)?
+        .get("properties")?
+        .get("matchExpressions")?;
+    if field != "matchLabels" || schema::type_of(expressions_node) != "array" {
+        return None;
+    }
+    let at = pointer::push(selector, "matchExpressions");
+    let mut expressions = match sources.given.pointer(&at) {
+        Some(Value::Array(items)) => items.clone(),
+        None => Vec::new(),
+        Some(_) => return None,
+    };
+    expressions.push(serde_json::json!({"key": key, "operator": "In", "values": values}));
+    let mut edits = vec![Edit::Remove(p.to_string())];
+    // `matchLabels` left empty goes with its last label.
+    if sources
+        .given
+        .pointer(labels)
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.len() == 1)
+    {
+        edits = vec![Edit::Remove(labels.to_string())];
+    }
+    edits.push(Edit::Set(at, Value::from(expressions)));
+    Some(edits)
 }
 
 /// A label selector in kubectl's syntax (`-l`), for a node that has `matchExpressions`:
@@ -2222,8 +2269,10 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
             targets.push((at.to_string(), node));
         }
     });
-    let targets_found = targets.len();
+    // Targets whose schema takes one of the values offered for them.
+    let mut targets_taking = 0;
     for (target, node) in targets {
+        let mut taken = false;
         let remove = Edit::Remove(p.to_string());
         let mut values = vec![value.clone()];
         values.extend(rewrites(value, node));
@@ -2238,17 +2287,17 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
                 (_, Value::Array(_)) => continue,
                 _ => v,
             };
+            taken |= crate::certainty::accepts(node, &v);
             out.push(vec![remove.clone(), Edit::Set(target.clone(), v)]);
         }
+        targets_taking += usize::from(taken);
     }
     // Another name for the one absent required field beside it (`schedule` for a cron,
-    // `port` for a port's `number`), when only that field's schema takes the value.
-    if targets_found == 0 {
-        if let Some(to) = required_taker(sources, p, value) {
-            out.push(vec![
-                Edit::Remove(p.to_string()),
-                Edit::Set(to, value.clone()),
-            ]);
+    // `port` for a port's `number`, a CronJob's `jobTemplate` for a Job's spec), when only
+    // that field's schema takes the value, and no field of a similar name does.
+    if targets_taking == 0 {
+        if let Some((to, taken)) = required_taker(sources, p, value) {
+            out.push(vec![Edit::Remove(p.to_string()), Edit::Set(to, taken)]);
         }
     }
     // A wrapper from another API's shape (`authPassword: {secretKeyRef: {name, key}}`, as a
@@ -2280,13 +2329,46 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
     out
 }
 
-/// The one absent required field beside the undeclared `p` whose schema takes its scalar
-/// `value` and tells it from other text: a pattern, a format or an enum, or a value that is
-/// no string (`port: 443` beside a required integer `number`). A field about something else
-/// that takes any text is no home for it (docs/repair.md, "Meaning kept"); and a rename is
-/// never certain (`certainty::lossless`): only the user can say the two names mean one field.
-fn required_taker(sources: &Sources, p: &str, value: &Value) -> Option<String> {
-    if value.is_object() || value.is_array() || value.is_null() {
+/// A value its field's type refuses, moved whole to the one absent sibling named after that
+/// field whose schema takes it as it is (`port: 9102`, where `port` names a container port,
+/// beside an integer `portNumber`; `timeout: 30` beside `timeoutSeconds`): the sibling's name is
+/// the field's name and more words (`portNumber`, not `targetPort`). Nothing is retyped or
+/// dropped, but that the two fields mean one thing is the user's to say: never certain
+/// (`certainty::lossless`, a move to a field of another name).
+fn named_sibling(sources: &Sources, p: &str, value: &Value, node: &Value) -> Option<Resolution> {
+    let refused = match schema::type_of(node) {
+        "string" => !value.is_string(),
+        "integer" | "number" => !value.is_number(),
+        "boolean" => !value.is_boolean(),
+        _ => false,
+    };
+    if !refused || schema::is_int_or_string(node) {
+        return None;
+    }
+    let (parent, name) = pointer::split_last(p)?;
+    let properties = schema::node_at(sources.schema, parent)?
+        .get("properties")?
+        .as_object()?;
+    let extends = |other: &str| {
+        other
+            .strip_prefix(name.as_str())
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
+    };
+    let names = properties.keys().map(String::as_str).filter(|n| extends(n));
+    let (to, moved) = one_absent_taker(sources, parent, p, names, |_| Some(value.clone()))?;
+    Some(vec![Edit::Remove(p.to_string()), Edit::Set(to, moved)])
+}
+
+/// The one absent required field beside the undeclared `p` whose schema takes its value and
+/// tells it from other text: a pattern, a format or an enum, a value that is no string
+/// (`port: 443` beside a required integer `number`), or an object whose every field it
+/// declares; and a template's spec where that spec belongs (`jobTemplate: {spec: …}`, as a
+/// CronJob holds a Job's, beside a required `jobTargetRef` that is a Job's spec). A field about
+/// something else that takes any text is no home for it (docs/repair.md, "Meaning kept"); and
+/// a rename is never certain (`certainty::lossless`): only the user can say the two names mean
+/// one field. The field's pointer and the value it takes.
+fn required_taker(sources: &Sources, p: &str, value: &Value) -> Option<(String, Value)> {
+    if value.is_array() || value.is_null() || value.as_object().is_some_and(Map::is_empty) {
         return None;
     }
     let (parent, _) = pointer::split_last(p)?;
@@ -2298,11 +2380,21 @@ fn required_taker(sources: &Sources, p: &str, value: &Value) -> Option<String> {
                 .iter()
                 .any(|k| node.get(k).is_some())
     };
+    let spec = value
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .and_then(|o| o.get("spec"))
+        .filter(|s| s.as_object().is_some_and(|s| !s.is_empty()));
     let names = required.iter().filter_map(Value::as_str);
     one_absent_taker(sources, parent, p, names, |child| {
-        tells_apart(child).then(|| value.clone())
+        if !tells_apart(child) {
+            return None;
+        }
+        match spec {
+            Some(spec) if !crate::certainty::accepts(child, value) => Some(spec.clone()),
+            _ => Some(value.clone()),
+        }
     })
-    .map(|(at, _)| at)
 }
 
 /// Of the fields `names` of the object at `parent` (`p` itself left out), the one that is
@@ -2568,7 +2660,7 @@ mod tests {
                 "passwordSecretRef": {"type": "object", "properties": {
                     "name": {"type": "string"}, "key": {"type": "string"}}}}}}});
         assert_eq!(
-            dotted_pairs_object(
+            fields_from_pairs(
                 "pkcs12.create=true,pkcs12.passwordSecretRef.name=p12,pkcs12.passwordSecretRef.key=password,pkcs12.profile=modern2023",
                 &keystores
             ),
@@ -2584,7 +2676,26 @@ mod tests {
             "pkcs12.create=true,pkcs12.create.x=false",
             "create=true",
         ] {
-            assert_eq!(dotted_pairs_object(text, &keystores), None, "{text}");
+            assert_eq!(fields_from_pairs(text, &keystores), None, "{text}");
+        }
+        // Several pairs keyed by the object's own fields are those fields; one pair is a map's
+        // entry or a `name=value` pair, and a key it does not declare is no field of it.
+        let endpoint = json!({"type": "object", "properties": {
+            "port": {"type": "string"}, "path": {"type": "string"},
+            "interval": {"type": "string", "pattern": "^[0-9]+[smh]$"}}});
+        assert_eq!(
+            fields_from_pairs(
+                "port=http-prom,path=/stats/prometheus,interval=15s",
+                &endpoint
+            ),
+            Some(json!({"port": "http-prom", "path": "/stats/prometheus", "interval": "15s"}))
+        );
+        for text in [
+            "port=http-prom",
+            "port=http-prom,team=payments",
+            "port=a,interval=soon",
+        ] {
+            assert_eq!(fields_from_pairs(text, &endpoint), None, "{text}");
         }
     }
 
@@ -2610,12 +2721,12 @@ mod tests {
         );
         let paths = json!({"type": "object", "properties": {
             "b": {"type": "object", "properties": {"c": {"type": "string"}}}}});
-        assert_eq!(dotted_pairs_object(r"b\.c=ip", &paths), None);
+        assert_eq!(fields_from_pairs(r"b\.c=ip", &paths), None);
         // An escaped `=` or `,` is no cut between a key and its value, or between pairs.
         assert_eq!(key_value_pairs(r"a\=b=c"), None);
         assert_eq!(key_value_pairs(r"a=x\,y,b=z"), None);
         assert_eq!(
-            dotted_pairs_object("b.c=ip", &paths),
+            fields_from_pairs("b.c=ip", &paths),
             Some(json!({"b": {"c": "ip"}}))
         );
         // Pairs written with blanks between them, after a command's words: a comma inside the
@@ -3288,6 +3399,46 @@ mod tests {
             ),
             vec![vec![Edit::Remove("/spec/port".into())]]
         );
+        // An object whose every field the absent required one declares; a template's spec
+        // where that spec belongs (a CronJob's `jobTemplate` beside a Job's spec).
+        let job = json!({"type": "object", "properties": {
+            "backoffLimit": {"type": "integer"},
+            "template": {"type": "object", "properties": {"spec": {"type": "object",
+                "properties": {"containers": {"type": "array"}}}}}}});
+        let jobs = json!({"jobTargetRef": job, "pollingInterval": {"type": "integer"}});
+        let spec = json!({"backoffLimit": 2, "template": {"spec": {}}});
+        for (written, at) in [
+            (json!({"spec": spec.clone()}), "/spec/jobTemplate"),
+            (spec.clone(), "/spec/job"),
+        ] {
+            let mut given = json!({"spec": {"pollingInterval": 20}});
+            given["spec"][&at[6..]] = written;
+            // (After the move into `template`, a field of a similar name that does not take it.)
+            assert!(
+                relocate(json!(["jobTargetRef"]), jobs.clone(), given, at).contains(&vec![
+                    Edit::Remove(at.into()),
+                    Edit::Set("/spec/jobTargetRef".into(), spec.clone())
+                ]),
+                "{at}"
+            );
+        }
+        // A field it does not declare, or a template with more than its spec: no reading.
+        for written in [
+            json!({"backoffLimit": 2, "schedule": "@daily"}),
+            json!({"metadata": {"name": "x"}, "spec": spec}),
+        ] {
+            let given = json!({"spec": {"jobTemplate": written}});
+            let options = relocate(
+                json!(["jobTargetRef"]),
+                jobs.clone(),
+                given,
+                "/spec/jobTemplate",
+            );
+            assert!(!options
+                .iter()
+                .flatten()
+                .any(|e| matches!(e, Edit::Set(to, _) if to == "/spec/jobTargetRef")));
+        }
     }
 
     #[test]
@@ -3434,6 +3585,14 @@ mod tests {
             json!({"name": "team", "matchType": "!=", "value": "payments"})
         );
         assert!(pair_object("team!=payments", &parameter.clone()).is_none());
+        // A name holds no `=`: the pair is cut at its first; a flag or `==` is no pair.
+        assert_eq!(
+            pair_object("JAVA_TOOL_OPTIONS=-Dfile.encoding=UTF-8", parameter),
+            Some(json!({"name": "JAVA_TOOL_OPTIONS", "value": "-Dfile.encoding=UTF-8"}))
+        );
+        for text in ["--for=condition=Ready", "a==b", "=b"] {
+            assert_eq!(pair_object(text, parameter), None, "{text}");
+        }
         // kubectl's lower-case type/NAME where the object names that type's name.
         let tls = json!({"type": "object", "properties": {
             "secretName": {"type": "string"}, "certResolver": {"type": "string"}}});
@@ -3453,6 +3612,51 @@ mod tests {
         // A part that is no name (it holds a blank) makes no reference list.
         let options = rewrites(&json!("infra controllers, configs"), &depends_on);
         assert!(options.iter().all(|o| o[0].is_string()), "{options:?}");
+    }
+
+    #[test]
+    fn a_label_given_several_values_is_a_requirement_that_it_is_one_of_them() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"selector": {"type": "object", "properties": {
+                "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "matchExpressions": {"type": "array", "items": {"type": "object"}}}}}}}});
+        let given = json!({"spec": {"selector": {"matchLabels": {
+            "app": ["api", "worker"], "tier": "web"}}}});
+        let at = "/spec/selector/matchLabels/app";
+        let read = |given: &Value| {
+            label_values_as_requirement(
+                &sources(&schema, given),
+                at,
+                &given.pointer(at).unwrap().clone(),
+            )
+        };
+        assert_eq!(
+            read(&given),
+            Some(vec![
+                Edit::Remove(at.into()),
+                Edit::Set(
+                    "/spec/selector/matchExpressions".into(),
+                    json!([{"key": "app", "operator": "In", "values": ["api", "worker"]}])
+                )
+            ])
+        );
+        // The last label takes its empty `matchLabels` along; the expressions already there stay.
+        let alone = json!({"spec": {"selector": {"matchLabels": {"app": ["api"]},
+            "matchExpressions": [{"key": "tier", "operator": "Exists"}]}}});
+        assert_eq!(
+            read(&alone),
+            Some(vec![
+                Edit::Remove("/spec/selector/matchLabels".into()),
+                Edit::Set(
+                    "/spec/selector/matchExpressions".into(),
+                    json!([{"key": "tier", "operator": "Exists"},
+                        {"key": "app", "operator": "In", "values": ["api"]}])
+                )
+            ])
+        );
+        // Not a list of names, or no selector around it: no reading.
+        let numbers = json!({"spec": {"selector": {"matchLabels": {"app": [1, 2]}}}});
+        assert_eq!(read(&numbers), None);
     }
 
     #[test]

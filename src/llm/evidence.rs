@@ -263,17 +263,63 @@ fn changed_leaves(settings: &Settings, given: &Value, candidate: &Value) -> (Vec
 
 /// The user's scalars (under `allowedPaths`) that the candidate changes or removes, as text.
 fn moved_scalars(settings: &Settings, given: &Value, candidate: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    leaves(given, "", 0, &mut |p, v| {
-        let allowed = settings
+    let allowed = |p: &str| {
+        settings
             .allowed_paths
             .iter()
-            .any(|r| pointer::is_under(p, r));
-        if allowed && candidate.pointer(p) != Some(v) {
+            .any(|r| pointer::is_under(p, r))
+    };
+    let mut out = Vec::new();
+    leaves(given, "", 0, &mut |p, v| {
+        if allowed(p) && candidate.pointer(p) != Some(v) {
             out.push(scalar_text(v));
         }
     });
+    // A map's key is the user's text too (`matchLabels: {app: [a, b]}` made a requirement on
+    // `app`).
+    removed_keys(given, candidate, "", 0, &mut |p, key| {
+        if allowed(p) {
+            out.push(key.to_string());
+        }
+    });
     out
+}
+
+/// Calls `f` with the pointer and key of every entry of `given`'s objects that `candidate`
+/// no longer has.
+fn removed_keys(
+    given: &Value,
+    candidate: &Value,
+    at: &str,
+    depth: usize,
+    f: &mut dyn FnMut(&str, &str),
+) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match given {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let p = pointer::push(at, k);
+                match candidate.pointer(&p) {
+                    None => f(&p, k),
+                    Some(_) => removed_keys(v, candidate, &p, depth + 1, f),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                removed_keys(
+                    v,
+                    candidate,
+                    &pointer::push(at, &i.to_string()),
+                    depth + 1,
+                    f,
+                );
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Is `written` at `p` the amount the user's `said` states relative to the old object's value

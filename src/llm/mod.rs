@@ -744,11 +744,15 @@ impl Judge<'_, '_> {
                 || matches!((written, before), (Value::Number(w), Value::String(b))
                     if readings::numbers_said(b).iter().any(|n| Some(n.value) == w.as_f64()))
                 || (evidence::is_scalar(written) && holds_leaf(before, written))
+                // A list or object in error put whole into a new structure (a label's values
+                // into a selector requirement).
+                || (!evidence::is_scalar(before) && holds_whole(written, before))
         })
     }
 
     /// Is the candidate's value at `p` one the schema spells out there (an enum value, a
-    /// whole value of its pattern)?
+    /// whole value of its pattern, a capitalised word its description names: a label
+    /// selector's operator `In` where the description lists the valid operators)?
     fn in_schema(&self, candidate: &Value, p: &str) -> bool {
         let (Some(value), Some(node)) = (candidate.pointer(p), schema::node_at(self.ctx.schema, p))
         else {
@@ -757,7 +761,19 @@ impl Judge<'_, '_> {
         // The user's own value after a scheme the pattern requires (`http://` + `squid:3128`)
         // holds no word of crfix's but the schema's.
         let said = self.given.pointer(p).and_then(Value::as_str);
-        schema::enum_values(node).is_some_and(|allowed| allowed.contains(value))
+        let described = value.as_str().is_some_and(|v| {
+            v.starts_with(|c: char| c.is_ascii_uppercase())
+                && v.chars().all(|c| c.is_ascii_alphanumeric())
+                && node
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| {
+                        d.split(|c: char| !c.is_ascii_alphanumeric())
+                            .any(|w| w == v)
+                    })
+        });
+        described
+            || schema::enum_values(node).is_some_and(|allowed| allowed.contains(value))
             || node
                 .get("pattern")
                 .and_then(Value::as_str)
@@ -931,6 +947,18 @@ pub fn llm_changes(given: &Value, candidate: &Value, model: &str) -> Vec<Change>
 
 /// A string or number leaf of the structure `v` is `leaf` (a value moved out of a wrapper in
 /// error: `secretKeyRef: {name: smtp}` → `name: smtp`).
+/// Is `part` one of the values inside `v` (at any depth, `v` itself not counted)?
+fn holds_whole(v: &Value, part: &Value) -> bool {
+    let children: Box<dyn Iterator<Item = &Value>> = match v {
+        Value::Object(map) => Box::new(map.values()),
+        Value::Array(items) => Box::new(items.iter()),
+        _ => return false,
+    };
+    children
+        .into_iter()
+        .any(|c| c == part || holds_whole(c, part))
+}
+
 fn holds_leaf(v: &Value, leaf: &Value) -> bool {
     let mut found = false;
     evidence::leaves(v, "", 0, &mut |_, l| found |= l == leaf);

@@ -761,9 +761,9 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
     let signed = plus_signed(&crate::certainty::without_remarks(text));
     let (change, unit) = match (signed, stated_difference(&said)) {
         // A plus sign before the number refers to the stored value by itself (`"+2"`, `"+1h
-        // (one hour longer)"`), and so does a difference with its direction (`"bump by
-        // 2Gi"`, `"another 2Gi"`).
-        (Some((n, unit)), _) => (Change::Plus(n), unit),
+        // (one hour longer)"`, `"+50%"`), and so does a difference with its direction (`"bump
+        // by 2Gi"`, `"another 2Gi"`).
+        (Some(signed), _) => signed,
         (None, Some((n, unit))) => (Change::Plus(n), unit),
         (None, None) if said.iter().any(|w| REFERS_TO_STORED.contains(&w.as_str())) => {
             (stated_change(&said)?, String::new())
@@ -790,26 +790,34 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
     }
 }
 
-/// The number of a text that starts with a plus sign (`"+2"`, `"+2 nodes"`, `"+1h"`), the
-/// rest plain words, and the unit written on the number (`h`; none for `"+2 nodes"`): an
-/// amount in another unit than the stored one is no change of it. A minus sign is no such
-/// change: `-1` is a value of its own in many fields.
-fn plus_signed(text: &str) -> Option<(f64, String)> {
+/// The change a text that starts with a plus sign states (`"+2"`, `"+2 nodes"`, `"+1h"`,
+/// `"+5 for the month-end backlog"`; `"+50%"` is half as much again), the rest plain words,
+/// and the unit written on the number (`h`; none for `"+2 nodes"`): an amount in another unit
+/// than the stored one is no change of it. A minus sign is no such change: `-1` is a value of
+/// its own in many fields.
+fn plus_signed(text: &str) -> Option<(Change, String)> {
     let rest = text.trim_start().strip_prefix('+')?;
     let end = rest
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(rest.len());
     let n: f64 = rest[..end].parse().ok()?;
-    let after = &rest[end..];
+    let (change, after) = match rest[end..].strip_prefix('%') {
+        Some(after) => (Change::Times(1.0 + n / 100.0), after),
+        None => (Change::Plus(n), &rest[end..]),
+    };
     let unit: String = after
         .chars()
         .take_while(|c| c.is_alphabetic())
         .collect::<String>()
         .to_lowercase();
-    after
-        .chars()
-        .all(|c| c.is_alphabetic() || c.is_whitespace())
-        .then_some((n, unit))
+    // Plain words: letters, with a hyphen or an apostrophe inside a word (`month-end`).
+    let plain = after.split_whitespace().all(|word| {
+        word.chars()
+            .all(|c| c.is_alphabetic() || c == '-' || c == '\'')
+            && word.starts_with(char::is_alphabetic)
+            && word.ends_with(char::is_alphabetic)
+    });
+    plain.then_some((change, unit))
 }
 
 /// A difference stated with its direction, which refers to the stored value by itself: `by`
@@ -2007,6 +2015,22 @@ mod tests {
         assert_eq!(rel("+2Gi", json!(4)), None);
         assert_eq!(rel("-1", json!(3)), None);
         assert_eq!(rel("+2, then -1", json!(3)), None);
+        // The words after it may be hyphenated; another number among them is no plain word.
+        assert_eq!(
+            rel("+5 for the month-end close backlog", json!(10)),
+            Some(json!(15))
+        );
+        assert_eq!(rel("+5 for 2 weeks", json!(10)), None);
+        // A percentage is a share of the stored amount, and must leave a whole number.
+        assert_eq!(
+            rel(
+                "+50% (v2.3 adds per-route latency histograms)",
+                json!(20000)
+            ),
+            Some(json!(30000))
+        );
+        assert_eq!(rel("+50%", json!("16Gi")), Some(json!("24Gi")));
+        assert_eq!(rel("+10%", json!(3)), None);
         assert_eq!(rel("half of it", json!(8)), Some(json!(4)));
         assert_eq!(
             rel("3 times the current value", json!(100)),

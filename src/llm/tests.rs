@@ -1165,3 +1165,33 @@ fn only_the_stale_side_of_a_presence_rule_may_be_dropped() {
         refused.summary
     );
 }
+
+/// crfix's own candidate may write what its reading moves into a new structure beside the
+/// value in error (a label's values into a selector requirement, with the operator its
+/// description names); a model's answer may not.
+#[test]
+fn a_value_in_error_moved_into_a_new_structure_beside_it_is_in_scope_for_a_candidate() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "selector": {"type": "object", "properties": {
+            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "matchExpressions": {"type": "array", "items": {"type": "object", "properties": {
+                "key": {"type": "string"},
+                "operator": {"type": "string", "description": "One of In, NotIn, Exists."},
+                "values": {"type": "array", "items": {"type": "string"}}}}}}}}}}});
+    let given =
+        json!({"spec": {"selector": {"matchLabels": {"app": ["api", "worker"], "tier": "web"}}}});
+    let settings = choice_settings();
+    let ctx = context(&schema, None, &settings);
+    let shown = prompt::for_prompt(&given);
+    let judge = Judge {
+        ctx: &ctx,
+        given: &given,
+        shown: &shown,
+        error_pointers: vec!["/spec/selector/matchLabels/app"],
+        stale: vec![],
+    };
+    let requirement = json!({"spec": {"selector": {"matchLabels": {"tier": "web"},
+        "matchExpressions": [{"key": "app", "operator": "In", "values": ["api", "worker"]}]}}});
+    assert!(judge.check("", requirement.clone(), 0, true).is_ok());
+    assert!(judge.check("", requirement, 1, false).is_err());
+}

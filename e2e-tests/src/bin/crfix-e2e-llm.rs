@@ -407,6 +407,12 @@ fn start_proxy(binary: &Path, pki: &Pki, args: &Args, call_timeout: Duration) ->
         .arg("--max-retries", "0")
         // Every case is measured on its own: a slow answer must not open the circuit.
         .arg("--circuit-failure-threshold", "1000")
+        // Nor may the proxy's daily budgets refuse one: the whole set is more calls than a
+        // user's default day (a tenth of the proxy's).
+        .arg("--daily-request-budget", "0")
+        .arg("--daily-token-budget", "0")
+        .arg("--user-daily-request-budget", "0")
+        .arg("--user-daily-token-budget", "0")
         .arg("--log-format", "text");
     std::panic::catch_unwind(AssertUnwindSafe(move || builder.start())).map_err(|p| {
         let why = p

@@ -52,6 +52,37 @@ const NEGATION_REACH: usize = 3;
 /// Deepest value walked for words.
 const MAX_DEPTH: usize = 32;
 
+/// A text that names a field beside `at`, still unset, and then a value that field takes
+/// (`sectionName: "port 443"` beside `port`): that field's pointer and the value. Such a text
+/// is about the other field, not a name or value of its own: no rule joins its words into a
+/// name, and a reading moves the value there (a proposal: only the user can say so).
+pub fn names_sibling(
+    schema: &Value,
+    object: &Value,
+    at: &str,
+    text: &str,
+) -> Option<(String, Value)> {
+    let (parent, key) = pointer::split_last(at)?;
+    let present = object.pointer(parent)?.as_object()?;
+    let properties = schema::node_at(schema, parent)?
+        .get("properties")?
+        .as_object()?;
+    let (first, rest) = text.trim().split_once(char::is_whitespace)?;
+    let rest = rest.trim();
+    let value = match serde_json::from_str::<Value>(rest) {
+        Ok(v @ (Value::Number(_) | Value::Bool(_))) => v,
+        _ => Value::from(rest),
+    };
+    let mut named = properties.iter().filter(|(name, _)| {
+        name.as_str() != key
+            && !present.contains_key(name.as_str())
+            && crate::nearest::same_name(first, name)
+    });
+    let (name, node) = named.next()?;
+    (named.next().is_none() && !rest.is_empty() && accepts(node, &value))
+        .then(|| (pointer::push(parent, name), value))
+}
+
 /// On UPDATE, the stale sides of the rules that reject an object: a property whose presence
 /// a failing rule tests (`has(self.http01) != has(self.dns01)`) and that holds what is stored,
 /// while this update added, changed or removed another property of the same object (`http01`
@@ -1522,6 +1553,33 @@ mod tests {
     }
 
     #[test]
+    fn a_text_that_names_a_field_beside_it_is_about_that_field() {
+        let s = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "ref": {"type": "object", "properties": {
+                "name": {"type": "string"}, "sectionName": {"type": "string"},
+                "port": {"type": "integer", "minimum": 1, "maximum": 65535}}}}}}});
+        let at = "/spec/ref/sectionName";
+        let named = |text: &str, port: Option<u16>| {
+            let mut o = json!({"spec": {"ref": {"name": "gw", "sectionName": text}}});
+            if let Some(p) = port {
+                o["spec"]["ref"]["port"] = json!(p);
+            }
+            names_sibling(&s, &o, at, text)
+        };
+        assert_eq!(
+            named("port 443", None),
+            Some(("/spec/ref/port".to_string(), json!(443)))
+        );
+        assert_eq!(named("Port 443", None).map(|(_, v)| v), Some(json!(443)));
+        // A value the field does not take, no value, a field already set, or no field named.
+        assert_eq!(named("port https", None), None);
+        assert_eq!(named("port 70000", None), None);
+        assert_eq!(named("port", None), None);
+        assert_eq!(named("port 443", Some(8443)), None);
+        assert_eq!(named("https listener", None), None);
+    }
+
+    #[test]
     fn reshaping_keeps_every_word_and_adds_none() {
         let s = schema();
         let split = |from: Value, to: Value| lossless(&s, &object(from), &object(to));
@@ -1564,6 +1622,18 @@ mod tests {
         let e = split(json!({"host": "+50%"}), json!({"host": "50"})).unwrap_err();
         assert!(e.contains("\"%\""), "{e}");
         assert!(split(json!({"host": "*.a.com"}), json!({"host": "a.com"})).is_err());
+        // A mark that starts a name is part of it: `:authority` is an HTTP/2 pseudo-header,
+        // `@daily` a macro, `.a.com` a domain and its subdomains.
+        for (from, to) in [
+            (":authority", "authority"),
+            ("@daily", "daily"),
+            (".a.com", "a.com"),
+        ] {
+            assert!(
+                split(json!({"host": from}), json!({"host": to})).is_err(),
+                "{from}"
+            );
+        }
         assert!(split(
             json!({"names": "*.a.com, b.com"}),
             json!({"names": ["*.a.com", "b.com"]})

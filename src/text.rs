@@ -9,9 +9,11 @@ use serde_json::Value;
 pub const MAX_VALUE_WORDS: usize = 3;
 
 /// Marks that, at the start of a name, are part of it, never stray punctuation: a domain and
-/// its subdomains (`.example.com`), a flag (`-x`), a service record (`_http._tcp`). The DNS-1123
-/// rule, the words offered to the model and the certainty check all keep them.
-pub const NAME_MARKS: [char; 3] = ['.', '-', '_'];
+/// its subdomains (`.example.com`), a flag (`-x`), a service record (`_http._tcp`), an HTTP/2
+/// pseudo-header (`:authority`), a macro or a handle (`@daily`, `@team`), a variable or a
+/// colour (`$HOME`, `#ff0000`). The DNS-1123 rule, the words offered to the model and the
+/// certainty check all keep them.
+pub const NAME_MARKS: [char; 7] = ['.', '-', '_', ':', '@', '$', '#'];
 
 /// Cuts at a character boundary and marks the cut with `…` (at most `max` characters).
 pub fn truncate_chars(s: &str, max: usize) -> String {

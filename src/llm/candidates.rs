@@ -374,6 +374,12 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     options.extend(command_line(sources, p, v, node));
     options.extend(split_to_sibling(sources, p, v));
     options.extend(named_sibling(sources, p, v, node));
+    // A text that names a field beside it and a value that field takes (`"port 443"`).
+    options.extend(
+        v.as_str()
+            .and_then(|s| crate::certainty::names_sibling(sources.schema, sources.given, p, s))
+            .map(|(to, value)| vec![Edit::Remove(p.to_string()), Edit::Set(to, value)]),
+    );
     options.extend(label_values_as_requirement(sources, p, v));
     let old = sources.old_object.and_then(|o| o.pointer(p));
     options.extend(
@@ -824,6 +830,7 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
             out.extend(flags_object(s, node));
             out.extend(pair_object(s, node));
             out.extend(label_map(s, node));
+            out.extend(free_map_pairs(s, node));
             out.extend(list_into_property(s, node));
             out.extend(label_selector(s, node));
             out.extend(named_reference(s, node));
@@ -1350,7 +1357,7 @@ fn label_map(s: &str, node: &Value) -> Vec<Value> {
 /// A label given several values in a label selector's `matchLabels` (`app: [api, worker]`),
 /// which holds one value a label: the selector's requirement that the label is one of them
 /// (`{key: app, operator: In, values: [api, worker]}` in `matchExpressions`), as Kubernetes'
-/// selectors say it. The label's other values stay; never certain, as `In` is crfix's word.
+/// selectors say it. The other labels stay; never certain, as `In` is crfix's word.
 fn label_values_as_requirement(sources: &Sources, p: &str, value: &Value) -> Option<Resolution> {
     let values = value.as_array()?;
     if values.is_empty() || !values.iter().all(Value::is_string) {
@@ -1371,18 +1378,50 @@ fn label_values_as_requirement(sources: &Sources, p: &str, value: &Value) -> Opt
         Some(_) => return None,
     };
     expressions.push(serde_json::json!({"key": key, "operator": "In", "values": values}));
-    let mut edits = vec![Edit::Remove(p.to_string())];
     // `matchLabels` left empty goes with its last label.
-    if sources
+    let last = sources
         .given
         .pointer(labels)
         .and_then(Value::as_object)
-        .is_some_and(|m| m.len() == 1)
-    {
-        edits = vec![Edit::Remove(labels.to_string())];
+        .is_some_and(|m| m.len() == 1);
+    let removed = if last { labels } else { p };
+    Some(vec![
+        Edit::Remove(removed.to_string()),
+        Edit::Set(at, Value::from(expressions)),
+    ])
+}
+
+/// `key=value` pairs where an object that keeps unknown fields belongs (a plugin's or a
+/// chart's configuration): its entries, each value as Helm's `--set` types it (`true`,
+/// `false` and whole numbers are no text). A key with a `.` may be one key (Kafka Connect's
+/// `connection.url`) or a path (Helm's `image.tag`): then both, flat first, and only the user
+/// can say which.
+fn free_map_pairs(s: &str, node: &Value) -> Vec<Value> {
+    if !schema::preserves_unknown(node) || node.get("additionalProperties").is_some() {
+        return Vec::new();
     }
-    edits.push(Edit::Set(at, Value::from(expressions)));
-    Some(edits)
+    let Some(pairs) = key_value_pairs(s) else {
+        return Vec::new();
+    };
+    let typed = |v: &str| match serde_json::from_str::<Value>(v) {
+        Ok(t @ (Value::Bool(_) | Value::Number(_))) if t.is_boolean() || t.is_i64() => t,
+        _ => Value::from(v),
+    };
+    let flat: Map<String, Value> = pairs.iter().map(|(k, v)| (k.clone(), typed(v))).collect();
+    let mut out = vec![Value::Object(flat)];
+    if pairs.iter().any(|(k, _)| k.contains('.')) {
+        let mut nested = Map::new();
+        for (k, v) in &pairs {
+            let path: Vec<&str> = k.split('.').collect();
+            if path.iter().any(|p| p.is_empty())
+                || insert_new(&mut nested, &path, typed(v)).is_none()
+            {
+                return out;
+            }
+        }
+        out.push(Value::Object(nested));
+    }
+    out
 }
 
 /// A label selector in kubectl's syntax (`-l`), for a node that has `matchExpressions`:
@@ -1491,7 +1530,7 @@ fn selector_requirement(part: &str) -> Option<(&str, &'static str, Vec<&str>)> {
 /// A reference given by its name alone (`"media-backup-gcs"` for `{name: ...}`): the string
 /// as the object's one required string property, or its `name`.
 fn named_reference(s: &str, node: &Value) -> Vec<Value> {
-    if let Some(reference) = type_name_field(s, node) {
+    if let Some(reference) = type_name_field(s, node).or_else(|| type_reference_field(s, node)) {
         return vec![reference];
     }
     let Some(target) = reference_target(node) else {
@@ -1528,6 +1567,31 @@ fn type_name_field(s: &str, node: &Value) -> Option<Value> {
         && free_string(node, &field);
     (names_it && is_dns_label(name.split('.').next().unwrap_or_default()))
         .then(|| serde_json::json!({ field: name }))
+}
+
+/// kubectl's `type/NAME` of a built-in kind (`configmap/offsets`, `cm/offsets`) where the
+/// object holds a reference to that kind in one field named after it (`toConfigMap: {name}`,
+/// `secretRef: {name}`): the name goes into that reference, and only there.
+fn type_reference_field(s: &str, node: &Value) -> Option<Value> {
+    let (kind, name) = s.trim().split_once('/')?;
+    let (kind, _) = super::readings::built_in_kind(kind)?;
+    if !is_dns_label(name.split('.').next().unwrap_or_default()) {
+        return None;
+    }
+    let kind = kind.to_ascii_lowercase();
+    let properties = node.get("properties")?.as_object()?;
+    let mut fields = properties.iter().filter(|(field, child)| {
+        crate::certainty::words_of_name(field)
+            .concat()
+            .contains(&kind)
+            && schema::type_of(child) == "object"
+            && reference_target(child) == Some("name")
+    });
+    let (field, _) = fields.next()?;
+    fields
+        .next()
+        .is_none()
+        .then(|| serde_json::json!({ field.as_str(): { "name": name } }))
 }
 
 /// The field a reference's name goes to: the object's one required string property, or
@@ -1941,7 +2005,7 @@ fn pairs_map(text: &str, node: &Value) -> Option<Value> {
 /// or an `=` ends an operator (`tier!=cache` is a comparison, not a pair).
 fn key_value_pairs(s: &str) -> Option<Vec<(String, String)>> {
     let mut pairs: Vec<(String, String)> = Vec::new();
-    for part in crate::repair::coerce::split_outside_quotes(s, |c| c == ',') {
+    for part in pair_texts(s) {
         let (k, v) = part.split_once('=')?;
         let (k, v) = (k.trim(), v.trim().trim_start_matches('='));
         // A key is no command-line flag (`--system-reserved=cpu=1` is the flag's value), and
@@ -1959,7 +2023,8 @@ fn key_value_pairs(s: &str) -> Option<Vec<(String, String)>> {
         if pairs.iter().any(|(seen, _)| *seen == k) {
             return None;
         }
-        let v = unquoted(v);
+        // Helm's `--set` escapes a comma inside a value (`topics=a\\,b`).
+        let v = unquoted(v).replace("\\,", ",");
         // A quote left in the value is syntax the cut did not read (`true b="x` of
         // `a=true b="x,y"`).
         if v.contains('"') {
@@ -1968,6 +2033,28 @@ fn key_value_pairs(s: &str) -> Option<Vec<(String, String)>> {
         pairs.push((k, v));
     }
     Some(pairs)
+}
+
+/// The pairs of `a=b,c=d`: `s` cut at its commas outside double quotes (`ns="a,b"` is one
+/// pair), a comma after a backslash being part of its value, as Helm's `--set` reads it.
+fn pair_texts(s: &str) -> Vec<&str> {
+    let balanced = s.matches('"').count().is_multiple_of(2);
+    let mut parts = Vec::new();
+    let (mut start, mut quoted, mut escaped) = (0, false, false);
+    for (i, c) in s.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' if balanced => quoted = !quoted,
+            ',' if !quoted => {
+                parts.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&s[start..]);
+    parts
 }
 
 /// `s` with each backslash that escapes a character removed (`a\.b` → `a.b`, `a\\b` → `a\b`).
@@ -2292,6 +2379,7 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
         }
         targets_taking += usize::from(taken);
     }
+    out.extend(dotted_key(sources, p, value));
     // Another name for the one absent required field beside it (`schedule` for a cron,
     // `port` for a port's `number`, a CronJob's `jobTemplate` for a Job's spec), when only
     // that field's schema takes the value, and no field of a similar name does.
@@ -2327,6 +2415,30 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
     }
     out.truncate(MAX_OPTIONS_PER_ERROR);
     out
+}
+
+/// An undeclared key written as a dotted path of the schema (`portLevelMtls.9200.mode:
+/// DISABLE`, as Helm's `--set` names a place): the value at that place, when its first
+/// segment is a property declared beside it, every other one a property or a key of a map,
+/// and the place is unset and takes the value.
+fn dotted_key(sources: &Sources, p: &str, value: &Value) -> Option<Resolution> {
+    let (parent, name) = pointer::split_last(p)?;
+    let mut node = schema::node_at(sources.schema, parent)?;
+    let mut at = parent.to_string();
+    for (i, segment) in name.split('.').enumerate() {
+        let declared = node.get("properties").and_then(|ps| ps.get(segment));
+        node = match declared {
+            _ if segment.is_empty() => return None,
+            Some(child) => child,
+            None if i > 0 => node.get("additionalProperties").filter(|a| a.is_object())?,
+            None => return None,
+        };
+        at = pointer::push(&at, segment);
+    }
+    (at != pointer::push(parent, &name)
+        && sources.given.pointer(&at).is_none()
+        && crate::certainty::accepts(node, value))
+    .then(|| vec![Edit::Remove(p.to_string()), Edit::Set(at, value.clone())])
 }
 
 /// A value its field's type refuses, moved whole to the one absent sibling named after that
@@ -2722,9 +2834,16 @@ mod tests {
         let paths = json!({"type": "object", "properties": {
             "b": {"type": "object", "properties": {"c": {"type": "string"}}}}});
         assert_eq!(fields_from_pairs(r"b\.c=ip", &paths), None);
-        // An escaped `=` or `,` is no cut between a key and its value, or between pairs.
+        // An escaped `=` or `,` is no cut between a key and its value, or between pairs: an
+        // escaped comma belongs to its value, as Helm's `--set` reads it.
         assert_eq!(key_value_pairs(r"a\=b=c"), None);
-        assert_eq!(key_value_pairs(r"a=x\,y,b=z"), None);
+        assert_eq!(
+            key_value_pairs(r"a=x\,y,b=z"),
+            Some(vec![
+                ("a".to_string(), "x,y".to_string()),
+                ("b".to_string(), "z".to_string())
+            ])
+        );
         assert_eq!(
             fields_from_pairs("b.c=ip", &paths),
             Some(json!({"b": {"c": "ip"}}))
@@ -3600,6 +3719,16 @@ mod tests {
             rewrites(&json!("secret/shop-example-com-tls"), &tls),
             vec![json!({"secretName": "shop-example-com-tls"})]
         );
+        // ... and where it holds a reference to that kind in a field named after it.
+        let offsets = json!({"type": "object", "required": ["toConfigMap"], "properties": {
+            "toConfigMap": {"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string"}}}}});
+        for written in ["configmap/orders-offsets", "cm/orders-offsets"] {
+            assert_eq!(
+                rewrites(&json!(written), &offsets),
+                vec![json!({"toConfigMap": {"name": "orders-offsets"}})]
+            );
+        }
         // Kubernetes' NAMESPACE/NAME where the object has a namespace field: the name last.
         assert_eq!(
             rewrites(&json!("flux-system/cert-manager"), &depends_on["items"]),
@@ -3657,6 +3786,57 @@ mod tests {
         // Not a list of names, or no selector around it: no reading.
         let numbers = json!({"spec": {"selector": {"matchLabels": {"app": [1, 2]}}}});
         assert_eq!(read(&numbers), None);
+    }
+
+    #[test]
+    fn an_undeclared_key_written_as_a_dotted_path_is_that_place() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"portLevelMtls": {"type": "object", "additionalProperties": {
+                "type": "object", "properties": {"mode": {"type": "string",
+                    "enum": ["DISABLE", "STRICT"]}}}}}}}});
+        let read = |key: &str, value: Value| {
+            let given = json!({"spec": {key: value.clone()}});
+            let at = pointer::push("/spec", key);
+            dotted_key(&sources(&schema, &given), &at, &value)
+        };
+        assert_eq!(
+            read("portLevelMtls.9200.mode", json!("DISABLE")),
+            Some(vec![
+                Edit::Remove("/spec/portLevelMtls.9200.mode".into()),
+                Edit::Set("/spec/portLevelMtls/9200/mode".into(), json!("DISABLE"))
+            ])
+        );
+        // A value the place does not take, a first segment declared nowhere, no dot at all.
+        assert_eq!(read("portLevelMtls.9200.mode", json!("OFF")), None);
+        assert_eq!(read("mtls.9200.mode", json!("DISABLE")), None);
+        assert_eq!(read("portLevelMtls", json!("DISABLE")), None);
+    }
+
+    #[test]
+    fn pairs_where_a_free_object_belongs_are_its_entries() {
+        let config = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+        // Helm's `--set`: an escaped comma is the value's, `true` and numbers are no text; a
+        // dotted key may be one key or a path.
+        assert_eq!(
+            free_map_pairs(
+                r"topics=a\,b,connection.url=http://es:9200,key.ignore=true,batch=500",
+                &config
+            ),
+            vec![
+                json!({"topics": "a,b", "connection.url": "http://es:9200", "key.ignore": true,
+                    "batch": 500}),
+                json!({"topics": "a,b", "connection": {"url": "http://es:9200"},
+                    "key": {"ignore": true}, "batch": 500})
+            ]
+        );
+        assert_eq!(
+            free_map_pairs("replicas=3,image=nginx", &config),
+            vec![json!({"replicas": 3, "image": "nginx"})]
+        );
+        // Not pairs, or not a free object.
+        assert!(free_map_pairs("replicas 3", &config).is_empty());
+        let declared = json!({"type": "object", "properties": {"replicas": {"type": "integer"}}});
+        assert!(free_map_pairs("replicas=3,image=nginx", &declared).is_empty());
     }
 
     #[test]

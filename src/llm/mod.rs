@@ -761,18 +761,9 @@ impl Judge<'_, '_> {
         // The user's own value after a scheme the pattern requires (`http://` + `squid:3128`)
         // holds no word of crfix's but the schema's.
         let said = self.given.pointer(p).and_then(Value::as_str);
-        let described = value.as_str().is_some_and(|v| {
-            v.starts_with(|c: char| c.is_ascii_uppercase())
-                && v.chars().all(|c| c.is_ascii_alphanumeric())
-                && node
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .is_some_and(|d| {
-                        d.split(|c: char| !c.is_ascii_alphanumeric())
-                            .any(|w| w == v)
-                    })
-        });
-        described
+        value
+            .as_str()
+            .is_some_and(|v| named_in_description(node, v))
             || schema::enum_values(node).is_some_and(|allowed| allowed.contains(value))
             || node
                 .get("pattern")
@@ -945,20 +936,32 @@ pub fn llm_changes(given: &Value, candidate: &Value, model: &str) -> Vec<Change>
     changes
 }
 
-/// A string or number leaf of the structure `v` is `leaf` (a value moved out of a wrapper in
-/// error: `secretKeyRef: {name: smtp}` → `name: smtp`).
-/// Is `part` one of the values inside `v` (at any depth, `v` itself not counted)?
-fn holds_whole(v: &Value, part: &Value) -> bool {
-    let children: Box<dyn Iterator<Item = &Value>> = match v {
-        Value::Object(map) => Box::new(map.values()),
-        Value::Array(items) => Box::new(items.iter()),
-        _ => return false,
-    };
-    children
-        .into_iter()
-        .any(|c| c == part || holds_whole(c, part))
+/// Does the description of `node` spell out `value`, a capitalised word of letters and digits
+/// (`In` where it reads "One of In, NotIn, Exists, DoesNotExist")?
+fn named_in_description(node: &Value, value: &str) -> bool {
+    value.starts_with(|c: char| c.is_ascii_uppercase())
+        && value.chars().all(|c| c.is_ascii_alphanumeric())
+        && node
+            .get("description")
+            .and_then(Value::as_str)
+            .is_some_and(|d| {
+                d.split(|c: char| !c.is_ascii_alphanumeric())
+                    .any(|w| w == value)
+            })
 }
 
+/// Is `part` one of the values inside `v`, at any depth (`v` itself not counted)?
+fn holds_whole(v: &Value, part: &Value) -> bool {
+    let inside = |c: &Value| c == part || holds_whole(c, part);
+    match v {
+        Value::Object(map) => map.values().any(inside),
+        Value::Array(items) => items.iter().any(inside),
+        _ => false,
+    }
+}
+
+/// A string or number leaf of the structure `v` is `leaf` (a value moved out of a wrapper in
+/// error: `secretKeyRef: {name: smtp}` → `name: smtp`).
 fn holds_leaf(v: &Value, leaf: &Value) -> bool {
     let mut found = false;
     evidence::leaves(v, "", 0, &mut |_, l| found |= l == leaf);

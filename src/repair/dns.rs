@@ -26,6 +26,16 @@ pub fn normalise(value: &str, dots: bool, max_len: usize) -> Option<String> {
     let value_start = value_start
         .strip_prefix("- ")
         .map_or(value_start, str::trim_start);
+    let unquoted =
+        value_start.trim_start_matches(|c: char| c.is_whitespace() || "\"'`".contains(c));
+    let mut chars = unquoted.chars();
+    if chars
+        .next()
+        .is_some_and(|m| crate::text::NAME_MARKS.contains(&m))
+        && chars.next().is_some_and(char::is_alphanumeric)
+    {
+        return None;
+    }
     let trimmed = value_start
         .trim_start_matches(|c: char| c.is_whitespace() || "\"'`,;:".contains(c))
         .trim_end_matches(|c: char| c.is_whitespace() || "\"'`-_.,;:".contains(c));
@@ -89,6 +99,8 @@ mod tests {
         assert_eq!(normalise(".shop.example.com", true, 253), None);
         assert_eq!(normalise("-stable", true, 253), None);
         assert_eq!(normalise("_http._tcp", true, 253), None);
+        assert_eq!(normalise(":authority", true, 253), None);
+        assert_eq!(normalise("@daily", false, 63), None);
         assert_eq!(normalise("!!!", true, 253), None);
         assert_eq!(normalise("${STOREFRONT_HOST}", true, 253), None);
         assert_eq!(normalise("<my-app>", false, 63), None);

@@ -523,6 +523,18 @@ impl Engine<'_, '_> {
             return None;
         }
         let value = object.pointer(at)?.as_str()?;
+        // `sectionName: "port 443"` beside an unset `port` is about that field, not a name
+        // written with blanks.
+        if let Some((field, _)) =
+            crate::certainty::names_sibling(self.ctx.schema, object, at, value)
+        {
+            let hint = format!(
+                "{} names {}, a field beside it that takes the rest: the value may be meant for that field",
+                crate::text::quote(&Value::from(value), 40),
+                pointer::to_field_path(&field)
+            );
+            return self.refuse_with_hint(at, hint);
+        }
         let dots = dns::allows_dots(rule);
         let max_len = schema::node_at(self.ctx.schema, at)
             .and_then(|n| n.get("maxLength"))

@@ -840,3 +840,28 @@ fn a_number_is_not_made_text_where_an_unset_field_beside_it_takes_the_number() {
         "3"
     );
 }
+
+#[test]
+fn words_that_name_a_field_beside_them_are_not_joined_into_a_name() {
+    let schema = json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {
+            "ref": {"type": "object", "properties": {
+                "name": {"type": "string"},
+                "sectionName": {"type": "string", "x-kubernetes-validations": [{"rule": LABEL}]},
+                "port": {"type": "integer", "minimum": 1, "maximum": 65535}}}}}}});
+    // `port 443` is about the unset `port` beside it, not a listener named `port-443`.
+    let object = json!({"spec": {"ref": {"name": "gw", "sectionName": "port 443"}}});
+    let out = run(&schema, &object);
+    assert!(out.changes.is_empty(), "{:?}", out.changes);
+    assert!(
+        out.hints.iter().any(|h| h.contains("names spec.ref.port")),
+        "{:?}",
+        out.hints
+    );
+    // Words that name no field beside them are a name written with blanks.
+    let object = json!({"spec": {"ref": {"name": "gw", "sectionName": "public https"}}});
+    assert_eq!(
+        run(&schema, &object).object["spec"]["ref"]["sectionName"],
+        "public-https"
+    );
+}

@@ -517,6 +517,9 @@ const ENV_FREE_OPERATORS: &[&str] = &[
 /// millisecond initialising itself in every fresh instance); also says whether it is a
 /// transition rule.
 fn compile_cel(rule: &str) -> Result<(Cel, bool), String> {
+    if let Some(word) = super::escaping::reserved_identifier(rule) {
+        return Err(format!("cannot compile: reserved identifier: {word}"));
+    }
     let mut expression = PrattParser::new()
         .enable_optional_syntax(true)
         .max_recursion_depth(64)

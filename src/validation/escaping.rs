@@ -32,6 +32,51 @@ pub const CEL_RESERVED: &[&str] = &[
     "while",
 ];
 
+/// The first word of `rule` that CEL's lexer reserves and the rule uses as a name (outside
+/// string literals): the API server refuses such a rule ("reserved identifier"), since a
+/// property of that name is `__<word>__` to CEL (`self.__namespace__`, never
+/// `self.namespace`). `true`, `false`, `null` and `in` are CEL's own words, not names.
+pub fn reserved_identifier(rule: &str) -> Option<&'static str> {
+    let bytes = rule.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'"' || c == b'\'' {
+            // A string literal: up to its closing quote (a tripled quote for a triple-quoted
+            // one), escapes skipped.
+            let close: &[u8] = if bytes[i..].starts_with(&[c, c, c]) {
+                &bytes[i..i + 3]
+            } else {
+                &bytes[i..i + 1]
+            };
+            i += close.len();
+            while i < bytes.len() && !bytes[i..].starts_with(close) {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i += close.len();
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let word = &rule[start..i];
+            if !matches!(word, "true" | "false" | "null" | "in") {
+                if let Some(reserved) = CEL_RESERVED.iter().find(|r| **r == word) {
+                    return Some(reserved);
+                }
+            }
+        } else if c.is_ascii_digit() {
+            // A number (`1e10`, `0x1F`, `2u`): its letters are no name.
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
 /// The name under which CEL sees property `name`; `None` when the API server does not expose
 /// it.
 pub fn escape(name: &str) -> Option<Cow<'_, str>> {
@@ -110,6 +155,26 @@ pub fn unescape(escaped: &str) -> Option<Cow<'_, str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reserved_word_used_as_a_name_is_found_outside_string_literals() {
+        assert_eq!(
+            reserved_identifier("!has(self.namespace)"),
+            Some("namespace")
+        );
+        assert_eq!(reserved_identifier("self.if == 1"), Some("if"));
+        assert_eq!(reserved_identifier("!has(self.__namespace__)"), None);
+        assert_eq!(
+            reserved_identifier(r#"self.x in ['namespace', "var"] && self.y != null"#),
+            None
+        );
+        assert_eq!(
+            reserved_identifier("self.a.matches('^for$') ? true : false"),
+            None
+        );
+        assert_eq!(reserved_identifier("'''let''' == self.b || 1e3 > 2u"), None);
+        assert_eq!(reserved_identifier("self.namespaces.size() > 0"), None);
+    }
 
     #[test]
     fn names_escape_as_the_api_server_escapes_them() {

@@ -24,6 +24,8 @@ struct RuleCost<'a> {
     index: usize,
     path: String,
     cost: u64,
+    /// Why the API server would not compile it (a reserved word used as a name).
+    invalid: Option<String>,
 }
 
 /// A rule the API server would refuse the CRD for.
@@ -76,7 +78,9 @@ pub fn refused_rules(root: &Value) -> Vec<Refusal> {
     let mut total = 0u64;
     for rule in &rules {
         total = total.saturating_add(rule.cost);
-        if rule.cost > cost::STATIC_RULE_LIMIT {
+        if let Some(why) = &rule.invalid {
+            refused.push((rule, why.clone()));
+        } else if rule.cost > cost::STATIC_RULE_LIMIT {
             let message =
                 cost_error_message("estimated rule cost", rule.cost, cost::STATIC_RULE_LIMIT);
             refused.push((rule, format!("Forbidden: {message}")));
@@ -166,6 +170,25 @@ fn collect<'a>(
             let Some(text) = rule.get("rule").and_then(Value::as_str) else {
                 continue;
             };
+            // A rule the API server does not compile refuses the CRD whatever it costs; one
+            // that only crfix cannot compile is no refusal (it is skipped, with a warning).
+            if let Some(word) = super::escaping::reserved_identifier(text) {
+                let rendered = path.render();
+                out.push(RuleCost {
+                    rule: text,
+                    index,
+                    path: if rendered.is_empty() {
+                        "<root>".to_string()
+                    } else {
+                        rendered
+                    },
+                    cost: 0,
+                    invalid: Some(format!(
+                        "Invalid value: compilation failed: reserved identifier: {word} (a property of that name is self.__{word}__ in CEL)"
+                    )),
+                });
+                continue;
+            }
             let compiled = cache.get(text);
             let Some(one) = compiled
                 .as_ref()
@@ -189,6 +212,7 @@ fn collect<'a>(
                     rendered
                 },
                 cost,
+                invalid: None,
             });
         }
     }

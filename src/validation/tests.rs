@@ -1159,6 +1159,33 @@ fn rules_the_api_server_refuses_for_their_estimated_cost_are_named() {
     assert!(refusals(&ce_v1()).is_empty());
 }
 
+#[test]
+fn a_rule_that_uses_a_reserved_word_as_a_name_is_refused_as_by_the_api_server() {
+    // `namespace` is reserved in CEL: the API server does not compile `self.namespace` (the
+    // property is `self.__namespace__`), so it refuses the CRD; crfix used to evaluate the rule
+    // and let every object pass it.
+    let schema = |rule: &str| {
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "caProvider": {"type": "object", "properties": {"namespace": {"type": "string"}},
+                "x-kubernetes-validations": [{"rule": rule, "message": "no namespace here"}]}}}}})
+    };
+    let refused = refusals(&schema("!has(self.namespace)"));
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0].0, "spec.caProvider");
+    assert!(
+        refused[0].1.contains("reserved identifier: namespace"),
+        "{refused:?}"
+    );
+    assert!(refusals(&schema("!has(self.__namespace__)")).is_empty());
+    // The escaped rule is evaluated: an object with the field fails it.
+    let object = json!({"spec": {"caProvider": {"namespace": "x"}}});
+    let outcome = run(&schema("!has(self.__namespace__)"), &object);
+    assert_eq!(
+        only_error(&outcome).message,
+        "Invalid value: \"object\": no namespace here"
+    );
+}
+
 /// The rules of `schema` the API server's estimate refuses: their field paths and its words.
 fn refusals(schema: &Value) -> Vec<(String, String)> {
     static_cost::refused_rules(schema)

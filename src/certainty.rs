@@ -972,6 +972,47 @@ fn prose_items(schema: &Value, path: &str, before: &Value, after: &Value) -> Opt
     }
 }
 
+/// A list made of a string where the schema says nothing of what an item is (no type, or
+/// one that keeps unknown fields: Argo CD's list generator's `elements`, each really a map of
+/// parameters): splitting the text into strings guesses the items' shape, which only the user
+/// can say.
+fn untyped_items(schema: &Value, path: &str, before: &Value, after: &Value) -> Option<String> {
+    if !before.is_string() || !after.is_array() {
+        return None;
+    }
+    let items = schema::node_at(schema, path)?.get("items")?;
+    let untyped = schema::type_of(items).is_empty() && !schema::is_int_or_string(items);
+    untyped.then(|| {
+        format!("{path}: the list's items may be any value, so which shape the text's parts take is yours to say")
+    })
+}
+
+/// A list made of a string whose items are not alike: one negated with `!` among items that
+/// are not (`"apps/*, !apps/legacy"`, as gitignore, kubectl's selectors and many path lists
+/// write an exclusion) says something else than they do, and kept as a literal item it
+/// includes what the user excluded. Items that are strings, or objects of one string.
+fn negated_items(path: &str, before: &Value, after: &Value) -> Option<String> {
+    if !before.is_string() {
+        return None;
+    }
+    let texts: Vec<&str> = after
+        .as_array()?
+        .iter()
+        .filter_map(|item| match item {
+            Value::String(s) => Some(s.as_str()),
+            Value::Object(map) if map.len() == 1 => map.values().next()?.as_str(),
+            _ => None,
+        })
+        .collect();
+    let negated = texts
+        .iter()
+        .filter(|t| t.trim_start().starts_with('!'))
+        .count();
+    (negated > 0 && negated < texts.len()).then(|| {
+        format!("{path}: an item negated with '!' among items that are not is an exclusion, not an item like them")
+    })
+}
+
 /// A value the user wrote as a scalar, now inside an object crfix made of it (`"prod"` →
 /// `{name: prod}`): which field it went to is certain only when no other field of that object
 /// that is still free would take it too (`server`, `namespace`). The first such place, named.
@@ -1069,6 +1110,12 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
                         return Err(why);
                     }
                     if let Some(why) = prose_items(schema, &path, old, value) {
+                        return Err(why);
+                    }
+                    if let Some(why) = negated_items(&path, old, value) {
+                        return Err(why);
+                    }
+                    if let Some(why) = untyped_items(schema, &path, old, value) {
                         return Err(why);
                     }
                     if old.is_array() && value.is_string() {
@@ -1622,6 +1669,25 @@ mod tests {
         let e = split(json!({"host": "+50%"}), json!({"host": "50"})).unwrap_err();
         assert!(e.contains("\"%\""), "{e}");
         assert!(split(json!({"host": "*.a.com"}), json!({"host": "a.com"})).is_err());
+        // An item negated with `!` among items that are not is an exclusion.
+        let e = split(
+            json!({"names": "apps/*, !apps/legacy"}),
+            json!({"names": ["apps/*", "!apps/legacy"]}),
+        )
+        .unwrap_err();
+        assert!(e.contains("exclusion"), "{e}");
+        assert!(split(json!({"names": "!a, !b"}), json!({"names": ["!a", "!b"]})).is_ok());
+        // A list whose items may be any value: the parts' shape is a guess.
+        let free = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"elements": {"type": "array",
+                "items": {"x-kubernetes-preserve-unknown-fields": true}}}}}});
+        let e = lossless(
+            &free,
+            &object(json!({"elements": "dev, prod"})),
+            &object(json!({"elements": ["dev", "prod"]})),
+        )
+        .unwrap_err();
+        assert!(e.contains("any value"), "{e}");
         // A mark that starts a name is part of it: `:authority` is an HTTP/2 pseudo-header,
         // `@daily` a macro, `.a.com` a domain and its subdomains.
         for (from, to) in [

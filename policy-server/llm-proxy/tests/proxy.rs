@@ -734,7 +734,7 @@ fn key_file_is_reread_when_it_changes() {
     let dir = tempfile::tempdir().unwrap();
     let key_file = common::write_file(dir.path(), "api-key", "sk-first\n");
     let proxy = ProxyBuilder::new(&pki, &llm.base_url())
-        .env("OPENAI_API_KEY", "sk-from-env-ignored")
+        .env("OPENAI_API_KEY", "sk-env-ignored")
         .arg("--api-key-file", key_file.to_str().unwrap())
         .start();
     let client = pki.client(Some(&pki.allowed_client));

@@ -62,25 +62,44 @@ pub fn names_sibling(
     at: &str,
     text: &str,
 ) -> Option<(String, Value)> {
-    let (parent, key) = pointer::split_last(at)?;
-    let present = object.pointer(parent)?.as_object()?;
-    let properties = schema::node_at(schema, parent)?
-        .get("properties")?
-        .as_object()?;
     let (first, rest) = text.trim().split_once(char::is_whitespace)?;
     let rest = rest.trim();
     let value = match serde_json::from_str::<Value>(rest) {
         Ok(v @ (Value::Number(_) | Value::Bool(_))) => v,
         _ => Value::from(rest),
     };
-    let mut named = properties.iter().filter(|(name, _)| {
-        name.as_str() != key
-            && !present.contains_key(name.as_str())
-            && crate::nearest::same_name(first, name)
-    });
+    let mut named = unset_siblings(schema, object, at)
+        .into_iter()
+        .filter(|(name, _)| crate::nearest::same_name(first, name));
     let (name, node) = named.next()?;
+    let (parent, _) = pointer::split_last(at)?;
     (named.next().is_none() && !rest.is_empty() && accepts(node, &value))
         .then(|| (pointer::push(parent, name), value))
+}
+
+/// The properties declared beside `at` (itself aside) that `object` leaves unset, with their
+/// schemas, in the schema's order.
+pub fn unset_siblings<'s>(
+    schema: &'s Value,
+    object: &Value,
+    at: &str,
+) -> Vec<(&'s str, &'s Value)> {
+    let Some((parent, key)) = pointer::split_last(at) else {
+        return Vec::new();
+    };
+    let (Some(present), Some(properties)) = (
+        object.pointer(parent).and_then(Value::as_object),
+        schema::node_at(schema, parent)
+            .and_then(|n| n.get("properties"))
+            .and_then(Value::as_object),
+    ) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .filter(|(name, _)| name.as_str() != key && !present.contains_key(name.as_str()))
+        .map(|(name, node)| (name.as_str(), node))
+        .collect()
 }
 
 /// On UPDATE, the stale sides of the rules that reject an object: a property whose presence

@@ -787,68 +787,86 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
     }
     let mut out: Vec<Value> = document.into_iter().collect();
     match kind {
-        "array" => {
-            // The fields of one item, written as pairs (`port=http,path=/metrics`).
-            if let Some(items) = node.get("items").filter(|i| schema::type_of(i) == "object") {
-                out.extend(fields_from_pairs(s, items).map(|item| Value::Array(vec![item])));
-            }
-            let lists = list_rewrites(s, node);
-            out.extend(lists_of_references(&lists, node));
-            out.extend(lists);
-            // One selector in kubectl's syntax for a list of selectors (its commas are "and").
-            if let Some(items) = node.get("items") {
-                out.extend(
-                    label_selector(s, items)
-                        .into_iter()
-                        .map(|v| Value::from(vec![v])),
-                );
-            }
-        }
+        "array" => out.extend(list_readings(s, node)),
         // The truth value the text states, or both when it states none.
         "boolean" => match super::readings::stated_bool(s) {
             Some(b) => out.push(Value::Bool(b)),
             None => out.extend([Value::Bool(true), Value::Bool(false)]),
         },
-        // An amount keeps its size: `"5 minutes"` for a field counted in seconds is 300, and
-        // never 5. Otherwise the numbers written in it: `"3 replicas"`, `"7 (one a week)"`.
-        "integer" | "number" => {
-            let description = node.get("description").and_then(Value::as_str);
-            match super::readings::amount_in_field_unit(s, description.unwrap_or_default(), old) {
-                Some(Some(n)) if kind == "number" => out.extend(number_value(n)),
-                Some(Some(n)) if n.abs() < 1e15 => out.push(Value::from(n as i64)),
-                Some(_) => {}
-                None => out.extend(
-                    numbers_in(s, kind == "integer")
-                        .into_iter()
-                        .take(MAX_ENUM_OPTIONS),
-                ),
-            }
-        }
-        "object" => {
-            out.extend(fields_from_pairs(s, node));
-            out.extend(counted_object(s, node));
-            out.extend(flags_object(s, node));
-            out.extend(pair_object(s, node));
-            out.extend(label_map(s, node));
-            out.extend(free_map_pairs(s, node));
-            out.extend(list_into_property(s, node));
-            out.extend(label_selector(s, node));
-            out.extend(named_reference(s, node));
-        }
-        _ => {
-            // A schedule said in words, where the field's syntax is checked (a cron pattern).
-            if node.get("pattern").is_some() || node.get("x-kubernetes-validations").is_some() {
-                out.extend(super::cron::cron_in_words(s).map(Value::from));
-                out.extend(
-                    old.and_then(Value::as_str)
-                        .and_then(|stored| super::cron::moved_time(s, stored))
-                        .map(Value::from),
-                );
-            }
-            out.extend(string_rewrites(s));
-        }
+        "integer" | "number" => out.extend(amount_readings(s, node, old)),
+        "object" => out.extend(object_readings(s, node)),
+        _ => out.extend(text_readings(s, node, old)),
     }
     out.retain(|v| v != value);
+    out
+}
+
+/// A string where a list belongs: the fields of its one item written as pairs
+/// (`port=http,path=/metrics`), the list its separators make (and of references), and one
+/// selector in kubectl's syntax for a list of selectors (its commas are "and").
+fn list_readings(s: &str, node: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    if let Some(items) = node.get("items").filter(|i| schema::type_of(i) == "object") {
+        out.extend(fields_from_pairs(s, items).map(|item| Value::Array(vec![item])));
+    }
+    let lists = list_rewrites(s, node);
+    out.extend(lists_of_references(&lists, node));
+    out.extend(lists);
+    if let Some(items) = node.get("items") {
+        out.extend(
+            label_selector(s, items)
+                .into_iter()
+                .map(|v| Value::from(vec![v])),
+        );
+    }
+    out
+}
+
+/// A string where a number belongs. An amount keeps its size: `"5 minutes"` for a field
+/// counted in seconds is 300, and never 5. Otherwise the numbers written in it: `"3
+/// replicas"`, `"7 (one a week)"`.
+fn amount_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
+    let whole = schema::type_of(node) == "integer";
+    let description = node.get("description").and_then(Value::as_str);
+    match super::readings::amount_in_field_unit(s, description.unwrap_or_default(), old) {
+        Some(Some(n)) if !whole => number_value(n).into_iter().collect(),
+        Some(Some(n)) if n.abs() < 1e15 => vec![Value::from(n as i64)],
+        Some(_) => Vec::new(),
+        None => numbers_in(s, whole)
+            .into_iter()
+            .take(MAX_ENUM_OPTIONS)
+            .collect(),
+    }
+}
+
+/// A string where an object belongs: the object each of its syntaxes makes of it.
+fn object_readings(s: &str, node: &Value) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    out.extend(fields_from_pairs(s, node));
+    out.extend(counted_object(s, node));
+    out.extend(flags_object(s, node));
+    out.extend(pair_object(s, node));
+    out.extend(label_map(s, node));
+    out.extend(free_map_pairs(s, node));
+    out.extend(list_into_property(s, node));
+    out.extend(label_selector(s, node));
+    out.extend(named_reference(s, node));
+    out
+}
+
+/// A string the field's syntax refuses: a schedule said in words where the syntax is checked
+/// (a cron pattern), or a stored cron's time moved, then the text's own rewrites.
+fn text_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    if node.get("pattern").is_some() || node.get("x-kubernetes-validations").is_some() {
+        out.extend(super::cron::cron_in_words(s).map(Value::from));
+        out.extend(
+            old.and_then(Value::as_str)
+                .and_then(|stored| super::cron::moved_time(s, stored))
+                .map(Value::from),
+        );
+    }
+    out.extend(string_rewrites(s));
     out
 }
 
@@ -1404,7 +1422,7 @@ fn free_map_pairs(s: &str, node: &Value) -> Vec<Value> {
         return Vec::new();
     };
     let typed = |v: &str| match serde_json::from_str::<Value>(v) {
-        Ok(t @ (Value::Bool(_) | Value::Number(_))) if t.is_boolean() || t.is_i64() => t,
+        Ok(t) if t.is_boolean() || t.is_i64() => t,
         _ => Value::from(v),
     };
     let flat: Map<String, Value> = pairs.iter().map(|(k, v)| (k.clone(), typed(v))).collect();
@@ -2005,7 +2023,7 @@ fn pairs_map(text: &str, node: &Value) -> Option<Value> {
 /// or an `=` ends an operator (`tier!=cache` is a comparison, not a pair).
 fn key_value_pairs(s: &str) -> Option<Vec<(String, String)>> {
     let mut pairs: Vec<(String, String)> = Vec::new();
-    for part in pair_texts(s) {
+    for part in crate::repair::coerce::split_outside_quotes(s, |c| c == ',') {
         let (k, v) = part.split_once('=')?;
         let (k, v) = (k.trim(), v.trim().trim_start_matches('='));
         // A key is no command-line flag (`--system-reserved=cpu=1` is the flag's value), and
@@ -2033,28 +2051,6 @@ fn key_value_pairs(s: &str) -> Option<Vec<(String, String)>> {
         pairs.push((k, v));
     }
     Some(pairs)
-}
-
-/// The pairs of `a=b,c=d`: `s` cut at its commas outside double quotes (`ns="a,b"` is one
-/// pair), a comma after a backslash being part of its value, as Helm's `--set` reads it.
-fn pair_texts(s: &str) -> Vec<&str> {
-    let balanced = s.matches('"').count().is_multiple_of(2);
-    let mut parts = Vec::new();
-    let (mut start, mut quoted, mut escaped) = (0, false, false);
-    for (i, c) in s.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            '"' if balanced => quoted = !quoted,
-            ',' if !quoted => {
-                parts.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&s[start..]);
-    parts
 }
 
 /// `s` with each backslash that escapes a character removed (`a\.b` → `a.b`, `a\\b` → `a\b`).

@@ -130,14 +130,19 @@ pub fn item_separator(s: &str) -> Option<char> {
 }
 
 /// `s` cut at every character `is_separator` takes that is not inside double quotes, as a
-/// shell or kubectl reads `k="a,b",k2=c` (two parts). A quote left open quotes nothing: then
-/// every separator cuts.
+/// shell or kubectl reads `k="a,b",k2=c` (two parts), nor escaped by a backslash, as Helm's
+/// `--set` writes a comma inside a value (`topics=a\,b`). A quote left open quotes nothing:
+/// then every separator cuts.
 pub fn split_outside_quotes(s: &str, is_separator: impl Fn(char) -> bool) -> Vec<&str> {
     let balanced = s.matches('"').count().is_multiple_of(2);
     let mut parts = Vec::new();
-    let (mut start, mut quoted) = (0, false);
+    let (mut start, mut quoted, mut escaped) = (0, false, false);
     for (i, c) in s.char_indices() {
-        if c == '"' && balanced {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == '"' && balanced {
             quoted = !quoted;
         } else if !quoted && is_separator(c) {
             parts.push(&s[start..i]);

@@ -506,14 +506,9 @@ impl Engine<'_, '_> {
         if !(value.is_number() || value.is_boolean()) {
             return None;
         }
-        let (parent, key) = pointer::split_last(at)?;
-        let present = object.pointer(parent)?.as_object()?;
-        let properties = schema::node_at(self.ctx.schema, parent)?
-            .get("properties")?
-            .as_object()?;
-        properties
-            .iter()
-            .filter(|(name, _)| name.as_str() != key && !present.contains_key(name.as_str()))
+        let (parent, _) = pointer::split_last(at)?;
+        crate::certainty::unset_siblings(self.ctx.schema, object, at)
+            .into_iter()
             .find(|(_, node)| crate::certainty::accepts(node, value))
             .map(|(name, _)| pointer::to_field_path(&pointer::push(parent, name)))
     }

@@ -133,6 +133,16 @@ struct Path<'p> {
 }
 
 impl Path<'_> {
+    /// The path as the API server's errors name it (`<root>` for the root).
+    fn shown(&self) -> String {
+        let rendered = self.render();
+        if rendered.is_empty() {
+            "<root>".to_string()
+        } else {
+            rendered
+        }
+    }
+
     fn render(&self) -> String {
         let mut out = self.parent.map(Path::render).unwrap_or_default();
         if self.property {
@@ -144,6 +154,59 @@ impl Path<'_> {
             out.push_str(self.segment);
         }
         out
+    }
+}
+
+/// The estimate of each of `rules`, the rules of the node `schema` (which may occur
+/// `cardinality` times).
+fn node_rules<'a>(
+    schema: &'a Value,
+    rules: &'a [Value],
+    cardinality: Option<u64>,
+    path: &Path<'_>,
+    cache: &mut RuleCache<'a>,
+    out: &mut Vec<RuleCost<'a>>,
+) {
+    // Unbounded: as many as fit in a request, each at its smallest.
+    let times = cardinality.unwrap_or_else(|| cost::max_count(Some(schema)));
+    for (index, rule) in rules.iter().enumerate() {
+        let Some(text) = rule.get("rule").and_then(Value::as_str) else {
+            continue;
+        };
+        // A rule the API server does not compile refuses the CRD whatever it costs; one
+        // that only crfix cannot compile is no refusal (it is skipped, with a warning).
+        if let Some(word) = super::escaping::reserved_identifier(text) {
+            out.push(RuleCost {
+                rule: text,
+                index,
+                path: path.shown(),
+                cost: 0,
+                invalid: Some(format!(
+                    "Invalid value: compilation failed: reserved identifier: {word} (a property of that name is self.__{word}__ in CEL)"
+                )),
+            });
+            continue;
+        }
+        let compiled = cache.get(text);
+        let Some(one) = compiled
+            .as_ref()
+            .as_ref()
+            .ok()
+            .and_then(|c| c.cost_estimate(schema))
+        else {
+            continue;
+        };
+        let cost = one.saturating_mul(times);
+        // Only a rule that could be named in a refusal (over the per-rule limit, or among
+        // the most expensive of a total over the CRD's limit) needs its path as text.
+        let shown = cost >= cost::STATIC_RULE_LIMIT.min(cost::STATIC_CRD_LIMIT / 100);
+        out.push(RuleCost {
+            rule: text,
+            index,
+            path: if shown { path.shown() } else { String::new() },
+            cost,
+            invalid: None,
+        });
     }
 }
 
@@ -164,57 +227,7 @@ fn collect<'a>(
         .get("x-kubernetes-validations")
         .and_then(Value::as_array)
     {
-        // Unbounded: as many as fit in a request, each at its smallest.
-        let times = cardinality.unwrap_or_else(|| cost::max_count(Some(schema)));
-        for (index, rule) in rules.iter().enumerate() {
-            let Some(text) = rule.get("rule").and_then(Value::as_str) else {
-                continue;
-            };
-            // A rule the API server does not compile refuses the CRD whatever it costs; one
-            // that only crfix cannot compile is no refusal (it is skipped, with a warning).
-            if let Some(word) = super::escaping::reserved_identifier(text) {
-                let rendered = path.render();
-                out.push(RuleCost {
-                    rule: text,
-                    index,
-                    path: if rendered.is_empty() {
-                        "<root>".to_string()
-                    } else {
-                        rendered
-                    },
-                    cost: 0,
-                    invalid: Some(format!(
-                        "Invalid value: compilation failed: reserved identifier: {word} (a property of that name is self.__{word}__ in CEL)"
-                    )),
-                });
-                continue;
-            }
-            let compiled = cache.get(text);
-            let Some(one) = compiled
-                .as_ref()
-                .as_ref()
-                .ok()
-                .and_then(|c| c.cost_estimate(schema))
-            else {
-                continue;
-            };
-            let cost = one.saturating_mul(times);
-            // Only a rule that could be named in a refusal (over the per-rule limit, or among
-            // the most expensive of a total over the CRD's limit) needs its path as text.
-            let shown = cost >= cost::STATIC_RULE_LIMIT.min(cost::STATIC_CRD_LIMIT / 100);
-            let rendered = if shown { path.render() } else { String::new() };
-            out.push(RuleCost {
-                rule: text,
-                index,
-                path: if shown && rendered.is_empty() {
-                    "<root>".to_string()
-                } else {
-                    rendered
-                },
-                cost,
-                invalid: None,
-            });
-        }
+        node_rules(schema, rules, cardinality, path, cache, out);
     }
     let times = |max: Option<u64>| match (cardinality, max) {
         (Some(c), Some(m)) => Some(c.saturating_mul(m)),

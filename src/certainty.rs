@@ -1006,6 +1006,75 @@ fn untyped_items(schema: &Value, path: &str, before: &Value, after: &Value) -> O
     })
 }
 
+/// A list or an object made of one string the user wrote, where the schema does not vouch
+/// for every part: a part that lands in free text (no enum, pattern, format or rule of its
+/// own) would take any words, so that the text divides there, and into those parts, is a
+/// reading the schema cannot confirm (`"apps/*, !apps/legacy"` is two free paths or an
+/// inclusion and an exclusion; `"a=1,b=2"` in free text may be one value). Where every part
+/// meets a constraint the whole text does not (names under a DNS pattern, an enum's values,
+/// numbers), the schema itself says how the text divides. The first free part, named.
+fn unvouched_parts(schema: &Value, path: &str, before: &Value, after: &Value) -> Option<String> {
+    if !before.is_string() || !(after.is_array() || after.is_object()) {
+        return None;
+    }
+    let mut free = None;
+    free_part(schema, path, after, &mut free, 0);
+    free.map(|at| {
+        format!(
+            "{at}: a part of your text put into free text, which the schema lets hold any words, so how the text divides is yours to say"
+        )
+    })
+}
+
+fn free_part(schema: &Value, path: &str, v: &Value, found: &mut Option<String>, depth: usize) {
+    if found.is_some() || depth > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                free_part(
+                    schema,
+                    &pointer::push(path, &i.to_string()),
+                    item,
+                    found,
+                    depth + 1,
+                );
+            }
+        }
+        Value::Object(map) => {
+            for (k, child) in map {
+                free_part(schema, &pointer::push(path, k), child, found, depth + 1);
+            }
+        }
+        Value::String(part) => {
+            let vouched = plain_token(part)
+                || schema::node_at(schema, path).is_some_and(|node| {
+                    ["enum", "pattern", "format", "x-kubernetes-validations"]
+                        .iter()
+                        .any(|k| node.get(*k).is_some())
+                        || !matches!(schema::type_of(node), "string" | "")
+                });
+            if !vouched {
+                *found = Some(path.to_string());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One name-like token: a name, a `namespace/name`, a host, a URL, an address (letters and
+/// digits, with `-` `_` `.` `/` `:` `@` inside). Text made only of such tokens and separators
+/// divides in one way, whatever the field takes; a part that holds a blank, a quote, a bracket,
+/// `=`, a symbol that means something (`!` `*` `%` …) or starts with a mark does not.
+fn plain_token(part: &str) -> bool {
+    let inner_ok = part
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':' | '@'));
+    let ends_ok = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    part.len() <= 253 && inner_ok && ends_ok(part.chars().next()) && ends_ok(part.chars().last())
+}
+
 /// A list made of a string whose items are not alike: one negated with `!` among items that
 /// are not (`"apps/*, !apps/legacy"`, as gitignore, kubectl's selectors and many path lists
 /// write an exclusion) says something else than they do, and kept as a literal item it
@@ -1135,6 +1204,9 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
                         return Err(why);
                     }
                     if let Some(why) = untyped_items(schema, &path, old, value) {
+                        return Err(why);
+                    }
+                    if let Some(why) = unvouched_parts(schema, &path, old, value) {
                         return Err(why);
                     }
                     if old.is_array() && value.is_string() {
@@ -1321,6 +1393,8 @@ mod tests {
             "readOnly": {"type": "boolean"},
             "mode": {"type": "string", "enum": ["ReadOnly", "ReadWrite"]},
             "names": {"type": "array", "items": {"type": "string"}},
+            "hosts": {"type": "array", "items": {"type": "string",
+                "pattern": "^(\\*\\.)?[a-z0-9.-]+$"}},
             "selector": {"type": "object", "properties": {
                 "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}}},
             "host": {"type": "string"},
@@ -1695,7 +1769,25 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("exclusion"), "{e}");
-        assert!(split(json!({"names": "!a, !b"}), json!({"names": ["!a", "!b"]})).is_ok());
+        // A part put into free text is vouched for by its own shape alone: one name-like
+        // token divides in one way; a part with a mark, a symbol or a blank does not, unless
+        // the schema's own constraint takes every part.
+        assert!(split(
+            json!({"names": "web-1, ns/name, https://a.example.com:8443/x"}),
+            json!({"names": ["web-1", "ns/name", "https://a.example.com:8443/x"]})
+        )
+        .is_ok());
+        let e = split(json!({"names": "!a, !b"}), json!({"names": ["!a", "!b"]})).unwrap_err();
+        assert!(
+            e.contains("/spec/names/0") && e.contains("free text"),
+            "{e}"
+        );
+        let e = split(
+            json!({"selector": "app=web,tier=front end"}),
+            json!({"selector": {"matchLabels": {"app": "web", "tier": "front end"}}}),
+        )
+        .unwrap_err();
+        assert!(e.contains("matchLabels/tier"), "{e}");
         // A list whose items may be any value: the parts' shape is a guess.
         let free = json!({"type": "object", "properties": {"spec": {"type": "object",
             "properties": {"elements": {"type": "array",
@@ -1720,10 +1812,15 @@ mod tests {
             );
         }
         assert!(split(
+            json!({"hosts": "*.a.com, b.com"}),
+            json!({"hosts": ["*.a.com", "b.com"]})
+        )
+        .is_ok());
+        assert!(split(
             json!({"names": "*.a.com, b.com"}),
             json!({"names": ["*.a.com", "b.com"]})
         )
-        .is_ok());
+        .is_err());
         // A scalar put into an object is certain only where no other free field takes it.
         let s2 = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
             "destination": {"type": "object", "properties": {

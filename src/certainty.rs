@@ -195,6 +195,9 @@ pub fn meaning_kept_over(
                 if let Some(v) = separator_wrapped(&path, given, value) {
                     out.push(v);
                 }
+                if let Some(v) = emptied(&path, before, value) {
+                    out.push(v);
+                }
                 let stored = old.and_then(|o| o.pointer(&path));
                 if let Some(v) = split_inside_items(&path, before, stored, value) {
                     out.push(v);
@@ -234,7 +237,141 @@ pub fn meaning_kept_over(
             _ => {}
         }
     }
+    out.extend(negating_move(given, &patch));
     out
+}
+
+/// Words that say a value is empty: their reading may be an empty list or object.
+const EMPTY_WORDS: [&str; 7] = ["none", "nothing", "empty", "no", "null", "nil", "nobody"];
+
+/// A text the user wrote replaced by an empty value (`orLabelSelectors: "app=a or app=b"` →
+/// `[]`): nothing of what they said is kept, unless their words say nothing (`"none"`).
+fn emptied(path: &str, before: Option<&Value>, after: &Value) -> Option<Violation> {
+    let Some(Value::String(text)) = before else {
+        return None;
+    };
+    let empty = match after {
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        Value::String(s) => s.trim().is_empty(),
+        _ => false,
+    };
+    let says_empty = text.trim().is_empty()
+        || words_of_name(text)
+            .iter()
+            .any(|w| EMPTY_WORDS.contains(&w.as_str()));
+    (empty && !says_empty).then(|| {
+        Violation::new(
+            path,
+            format!(
+                "replaces {} with an empty value: nothing you wrote is kept",
+                crate::text::quote(&Value::from(text.as_str()), 40)
+            ),
+        )
+    })
+}
+
+/// Words that, added to a field's name, make it name the opposite of what it names alone:
+/// `excludedNamespaces` holds the namespaces left out, `namespaces` those taken.
+const NEGATING_NAME_WORDS: [&str; 20] = [
+    "exclude",
+    "excluded",
+    "excludes",
+    "exclusion",
+    "exclusions",
+    "ignore",
+    "ignored",
+    "skip",
+    "skipped",
+    "disable",
+    "disabled",
+    "deny",
+    "denied",
+    "block",
+    "blocked",
+    "not",
+    "no",
+    "non",
+    "without",
+    "except",
+];
+
+/// A value put into an object crfix made of it, under a field that has a twin whose name
+/// negates it, or the other way round (`includedResources` beside `excludedResources`): the
+/// user's text named neither, so which of the two it fills is crfix's reading, not theirs.
+fn chosen_over_negation(
+    schema: &Value,
+    path: &str,
+    before: &Value,
+    after: &Value,
+) -> Option<String> {
+    let map = after.as_object()?;
+    if before.is_object() {
+        return None;
+    }
+    let properties = schema::node_at(schema, path)?
+        .get("properties")?
+        .as_object()?;
+    let last_word = |name: &str| words_of_name(name).pop();
+    map.keys().find_map(|key| {
+        let twin = properties.keys().find(|other| {
+            !map.contains_key(other.as_str())
+                && name_negates(other) != name_negates(key)
+                && last_word(other) == last_word(key)
+        })?;
+        Some(format!(
+            "{path}: your value went into {key}, and {twin} names its opposite; which one you meant is yours to say"
+        ))
+    })
+}
+
+/// Does a field's name hold a negating word (`excludedResources`, `skipTLSVerify`)?
+pub fn name_negates(name: &str) -> bool {
+    words_of_name(name)
+        .iter()
+        .any(|w| NEGATING_NAME_WORDS.contains(&w.as_str()))
+}
+
+/// A value moved from a field to one whose name adds a negating word (`namespaces` →
+/// `excludedNamespaces`, as Ark's old field was read in Velero): the move states the
+/// opposite of the user's name for it, whoever proposes it. A name that already negates
+/// (`excludeNamespaces` → `excludedNamespaces`) is no such move.
+fn negating_move(given: &Value, patch: &json_patch::Patch) -> Option<Violation> {
+    let removed: Vec<(String, &Value)> = patch
+        .0
+        .iter()
+        .filter(|op| matches!(op, json_patch::PatchOperation::Remove(_)))
+        .map(|op| op.path().to_string())
+        .filter_map(|from| given.pointer(&from).map(|v| (from, v)))
+        .collect();
+    patch.0.iter().find_map(|op| {
+        let (json_patch::PatchOperation::Add(json_patch::AddOperation { value, .. })
+        | json_patch::PatchOperation::Replace(json_patch::ReplaceOperation { value, .. })) = op
+        else {
+            return None;
+        };
+        let to = op.path().to_string();
+        let (_, new_name) = pointer::split_last(&to)?;
+        removed.iter().find_map(|(from, v)| {
+            let (_, old_name) = pointer::split_last(from)?;
+            let wrapped = value.as_array().is_some_and(|a| a.len() == 1 && a[0] == **v);
+            if *v != value && !wrapped {
+                return None;
+            }
+            let negating = |w: &String| NEGATING_NAME_WORDS.contains(&w.as_str());
+            if words_of_name(&old_name).iter().any(negating) {
+                return None;
+            }
+            let added = words_of_name(&new_name).into_iter().find(negating)?;
+            Some(Violation::new(
+                &to,
+                format!(
+                    "moves your {} to {new_name}, whose {added:?} says the opposite of {old_name:?}",
+                    pointer::to_field_path(from)
+                ),
+            ))
+        })
+    })
 }
 
 /// The words of `text` that a negation governs (`"do not abort"` → `abort`), lower-case.
@@ -1186,6 +1323,9 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
     }
     let mut removed: Vec<String> = Vec::new();
     let mut added: Vec<String> = Vec::new();
+    // The schema's names that a text made into a structure gave as its own keys
+    // (`"provider=cosign,secretRef.name=pub"` → `{provider, secretRef: {name}}`).
+    let mut keys_named: Vec<String> = Vec::new();
     for op in &patch.0 {
         let path = op.path().to_string();
         match op {
@@ -1209,11 +1349,17 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
                     if let Some(why) = unvouched_parts(schema, &path, old, value) {
                         return Err(why);
                     }
+                    if let Some(why) = chosen_over_negation(schema, &path, old, value) {
+                        return Err(why);
+                    }
                     if old.is_array() && value.is_string() {
                         return Err(format!(
                             "{path}: the list's items are joined into one text with line breaks \
                              you did not write"
                         ));
+                    }
+                    if old.is_string() {
+                        declared_keys(schema, &path, value, &mut keys_named, 0);
                     }
                     value_words(schema, &path, old, &mut removed, 0);
                 }
@@ -1225,6 +1371,15 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
                 }
             }
             _ => return Err("the change is not a plain edit".into()),
+        }
+    }
+    // A key the user's text named is their word moved into the structure, not dropped.
+    for word in keys_named {
+        let count = |list: &[String]| list.iter().filter(|w| **w == word).count();
+        if count(&removed) > count(&added) {
+            if let Some(at) = removed.iter().position(|w| *w == word) {
+                removed.remove(at);
+            }
         }
     }
     removed.sort();
@@ -1245,6 +1400,36 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
         why.push("repeats or leaves out some of the user's words".into());
     }
     Err(why.join(" and "))
+}
+
+/// The words of the schema's own property names that `v` (at `path`) uses as keys.
+fn declared_keys(schema: &Value, path: &str, v: &Value, out: &mut Vec<String>, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            let properties = schema::node_at(schema, path).and_then(|n| n.get("properties"));
+            for (k, child) in map {
+                if properties.is_some_and(|p| p.get(k).is_some()) {
+                    out.extend(words_of_name(k));
+                }
+                declared_keys(schema, &pointer::push(path, k), child, out, depth + 1);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                declared_keys(
+                    schema,
+                    &pointer::push(path, &i.to_string()),
+                    item,
+                    out,
+                    depth + 1,
+                );
+            }
+        }
+        _ => {}
+    }
 }
 
 /// `schedule: "*/30 * * * *"` moved to the absent `cron`, or `port: 9102` to `portNumber`:
@@ -1720,6 +1905,67 @@ mod tests {
     }
 
     #[test]
+    fn a_text_is_never_replaced_by_an_empty_value() {
+        let s = schema();
+        let given = object(json!({"names": "app=a or app=b", "host": "db"}));
+        let v = meaning_kept(&s, &given, &object(json!({"names": [], "host": "db"})));
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].message.contains("empty value"), "{v:?}");
+        let v = meaning_kept(
+            &s,
+            &given,
+            &object(json!({"names": "app=a or app=b", "host": ""})),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        // Words that say nothing may be read as an empty value.
+        let given = object(json!({"names": "none"}));
+        assert!(meaning_kept(&s, &given, &object(json!({"names": []}))).is_empty());
+    }
+
+    #[test]
+    fn a_choice_between_a_field_and_its_negation_is_the_users() {
+        let s = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"status": {"type": "object", "properties": {
+                "includedResources": {"type": "array", "items": {"type": "string"}},
+                "excludedResources": {"type": "array", "items": {"type": "string"}}}},
+                "selector": {"type": "object", "properties": {
+                "matchNames": {"type": "array", "items": {"type": "string"}}}}}}}});
+        let e = lossless(
+            &s,
+            &object(json!({"status": "pods, secrets"})),
+            &object(json!({"status": {"includedResources": ["pods", "secrets"]}})),
+        )
+        .unwrap_err();
+        assert!(e.contains("excludedResources"), "{e}");
+        assert!(lossless(
+            &s,
+            &object(json!({"selector": "a, b"})),
+            &object(json!({"selector": {"matchNames": ["a", "b"]}})),
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn a_value_never_moves_to_a_name_that_negates_it() {
+        let s = schema();
+        let given = object(json!({"namespaces": ["orders", "orders-db"]}));
+        let moved = |to: &str, v: Value| meaning_kept(&s, &given, &object(json!({ to: v })));
+        let v = moved("excludedNamespaces", json!(["orders", "orders-db"]));
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].message.contains("\"excluded\""), "{v:?}");
+        assert!(moved("includedNamespaces", json!(["orders", "orders-db"])).is_empty());
+        // A name that negates already, or a value that is not the one moved.
+        let given = object(json!({"excludeNamespaces": ["a"]}));
+        let v = meaning_kept(&s, &given, &object(json!({"excludedNamespaces": ["a"]})));
+        assert!(v.is_empty(), "{v:?}");
+        let given = object(json!({"namespace": "a"}));
+        assert_eq!(
+            meaning_kept(&s, &given, &object(json!({"skipNamespaces": ["a"]}))).len(),
+            1
+        );
+    }
+
+    #[test]
     fn reshaping_keeps_every_word_and_adds_none() {
         let s = schema();
         let split = |from: Value, to: Value| lossless(&s, &object(from), &object(to));
@@ -1733,6 +1979,17 @@ mod tests {
             json!({"selector": {"matchLabels": {"app": "web"}}})
         )
         .is_ok());
+        // The schema's names the text gave as keys are its own words, moved into the structure.
+        assert!(split(
+            json!({"selector": "matchLabels.app=web"}),
+            json!({"selector": {"matchLabels": {"app": "web"}}})
+        )
+        .is_ok());
+        assert!(split(
+            json!({"selector": "matchLabels.app=web,tier"}),
+            json!({"selector": {"matchLabels": {"app": "web"}}})
+        )
+        .is_err());
         assert!(split(
             json!({"host": "db:5432"}),
             json!({"host": "db", "port": 5432})

@@ -642,7 +642,8 @@ fn removable(sources: &Sources, p: &str) -> bool {
     }
 }
 
-/// A list of `"Name: value"` (or `name=value`) lines where the schema wants a map of strings.
+/// A list of `"Name: value"` (or `name=value`, or `from -> to` as a mapping is written) lines
+/// where the schema wants a map of strings: the arrow points from the key to its value.
 fn lines_as_map(items: &[Value], node: &Value) -> Option<Value> {
     let is_map = schema::type_of(node) == "object"
         && node
@@ -653,7 +654,11 @@ fn lines_as_map(items: &[Value], node: &Value) -> Option<Value> {
     }
     let mut map = Map::new();
     for item in items {
-        let (k, v) = item.as_str()?.split_once([':', '='])?;
+        let line = item.as_str()?;
+        let (k, v) = ["->", "=>", "\u{2192}"]
+            .iter()
+            .find_map(|arrow| line.split_once(arrow))
+            .or_else(|| line.split_once([':', '=']))?;
         let (k, v) = (k.trim(), v.trim());
         if k.is_empty() || k.contains(char::is_whitespace) || map.contains_key(k) {
             return None;
@@ -773,6 +778,7 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
         return lines_as_map(items, node)
             .into_iter()
             .chain(lines_as_text(items, node))
+            .chain(list_as_property(items, node))
             .collect();
     }
     let Value::String(s) = value else {
@@ -1315,9 +1321,28 @@ fn comparison<'s>(s: &'s str, node: &'s Value) -> Option<Comparison<'s>> {
 /// (`"payments, canary"` for a namespace selector `{any, matchNames}`): the part goes to the
 /// one field that takes it, and only when exactly one does.
 fn list_into_property(s: &str, node: &Value) -> Vec<Value> {
-    let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+    let Some((name, child)) = one_list_property(node) else {
         return Vec::new();
     };
+    list_rewrites(s, child)
+        .into_iter()
+        .map(|list| serde_json::json!({ name: list }))
+        .collect()
+}
+
+/// A list where an object belongs, in the object's one property that is a list of strings
+/// (`restoreStatus: [workflows.argoproj.io]` for `{includedResources, excludedResources}`).
+fn list_as_property(items: &[Value], node: &Value) -> Option<Value> {
+    let (name, child) = one_list_property(node)?;
+    let list = Value::from(items.to_vec());
+    crate::certainty::accepts(child, &list).then(|| serde_json::json!({ name: list }))
+}
+
+/// The object's one property that is a list of strings, a name that negates aside: a list the
+/// user wrote names what is taken, so `excludedResources` beside `includedResources` is no
+/// place for it (docs/repair.md, "A value never moves to a name that negates it").
+fn one_list_property(node: &Value) -> Option<(&str, &Value)> {
+    let properties = node.get("properties").and_then(Value::as_object)?;
     let lists: Vec<(&String, &Value)> = properties
         .iter()
         .filter(|(_, child)| {
@@ -1327,13 +1352,14 @@ fn list_into_property(s: &str, node: &Value) -> Vec<Value> {
                     .is_some_and(|i| schema::type_of(i) == "string")
         })
         .collect();
-    let [(name, child)] = lists.as_slice() else {
-        return Vec::new();
-    };
-    list_rewrites(s, child)
-        .into_iter()
-        .map(|list| serde_json::json!({ name.as_str(): list }))
-        .collect()
+    let plain: Vec<&(&String, &Value)> = lists
+        .iter()
+        .filter(|(name, _)| !crate::certainty::name_negates(name))
+        .collect();
+    match plain.as_slice() {
+        [(name, child)] => Some((name.as_str(), *child)),
+        _ => None,
+    }
 }
 
 /// `a=b,c=d` as a map: the value itself when `node` is a map of strings (a rule's `labels`),
@@ -2437,22 +2463,31 @@ fn dotted_key(sources: &Sources, p: &str, value: &Value) -> Option<Resolution> {
     .then(|| vec![Edit::Remove(p.to_string()), Edit::Set(at, value.clone())])
 }
 
-/// A value its field's type refuses, moved whole to the one absent sibling named after that
+/// A value its field's schema refuses, moved whole to the one absent sibling named after that
 /// field whose schema takes it as it is (`port: 9102`, where `port` names a container port,
-/// beside an integer `portNumber`; `timeout: 30` beside `timeoutSeconds`): the sibling's name is
-/// the field's name and more words (`portNumber`, not `targetPort`). Nothing is retyped or
-/// dropped, but that the two fields mean one thing is the user's to say: never certain
-/// (`certainty::lossless`, a move to a field of another name).
+/// beside an integer `portNumber`; `timeout: 30` beside `timeoutSeconds`; a URL in `jwks`, a
+/// key set's JSON, beside `jwksUri`): the sibling's name is the field's name and more words
+/// (`portNumber`, not `targetPort`). Nothing is retyped or dropped, but that the two fields
+/// mean one thing is the user's to say: never certain (`certainty::lossless`, a move to a
+/// field of another name).
 fn named_sibling(sources: &Sources, p: &str, value: &Value, node: &Value) -> Option<Resolution> {
-    let refused = match schema::type_of(node) {
+    if value.is_object() || value.is_array() || crate::certainty::accepts(node, value) {
+        return None;
+    }
+    // Refused by a check of its text rather than by its type, the value goes only where a
+    // check of its own tells it from other text: `storageClassName` beside `storage`, or a
+    // `…Regex` beside a list, takes any text and is about something else.
+    let type_refused = match schema::type_of(node) {
         "string" => !value.is_string(),
         "integer" | "number" => !value.is_number(),
         "boolean" => !value.is_boolean(),
         _ => false,
+    } && !schema::is_int_or_string(node);
+    let checked = |sibling: &Value| {
+        ["pattern", "format", "enum", "x-kubernetes-validations"]
+            .iter()
+            .any(|k| sibling.get(*k).is_some())
     };
-    if !refused || schema::is_int_or_string(node) {
-        return None;
-    }
     let (parent, name) = pointer::split_last(p)?;
     let properties = schema::node_at(sources.schema, parent)?
         .get("properties")?
@@ -2462,7 +2497,10 @@ fn named_sibling(sources: &Sources, p: &str, value: &Value, node: &Value) -> Opt
             .strip_prefix(name.as_str())
             .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
     };
-    let names = properties.keys().map(String::as_str).filter(|n| extends(n));
+    let names = properties
+        .iter()
+        .filter(|(n, sibling)| extends(n) && (type_refused || checked(sibling)))
+        .map(|(n, _)| n.as_str());
     let (to, moved) = one_absent_taker(sources, parent, p, names, |_| Some(value.clone()))?;
     Some(vec![Edit::Remove(p.to_string()), Edit::Set(to, moved)])
 }
@@ -2953,6 +2991,23 @@ mod tests {
                 "quoted-inside": "a \"b\" c"
             }))
         );
+        // A list where an object belongs goes to its one list that does not negate.
+        let status = json!({"type": "object", "properties": {
+            "includedResources": {"type": "array", "items": {"type": "string"}},
+            "excludedResources": {"type": "array", "items": {"type": "string"}}}});
+        let list = [json!("workflows.argoproj.io")];
+        assert_eq!(
+            list_as_property(&list, &status),
+            Some(json!({"includedResources": ["workflows.argoproj.io"]}))
+        );
+        let excluded_only = json!({"type": "object", "properties": {
+            "excludedResources": {"type": "array", "items": {"type": "string"}}}});
+        assert_eq!(list_as_property(&list, &excluded_only), None);
+        // A mapping written with arrows points from the key to its value.
+        assert_eq!(
+            lines_as_map(&[json!("shop -> shop-dr"), json!("db => db-dr")], &strings),
+            Some(json!({"shop": "shop-dr", "db": "db-dr"}))
+        );
         // A quote that opens and never closes is the user's character, kept.
         assert_eq!(unquoted("\"half"), "\"half");
         assert_eq!(
@@ -3439,6 +3494,52 @@ mod tests {
     }
 
     #[test]
+    fn a_value_its_field_refuses_goes_to_the_one_sibling_named_after_it() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {
+                "jwks": {"type": "string", "pattern": "^\\s*\\{[\\s\\S]*\\}\\s*$"},
+                "jwksUri": {"type": "string", "format": "uri"},
+                "port": {"type": "string"}, "portNumber": {"type": "integer"},
+                "storage": {"type": "string", "pattern": "^[0-9]+Gi$"},
+                "storageClassName": {"type": "string"}}}}});
+        let named = |given: Value, at: &str| {
+            let sources = sources(&schema, &given);
+            let value = given.pointer(at).cloned().unwrap();
+            let node = schema::node_at(&schema, at).unwrap();
+            named_sibling(&sources, at, &value, node)
+        };
+        // Refused by its type, or by its pattern.
+        assert_eq!(
+            named(json!({"spec": {"port": 9102}}), "/spec/port"),
+            Some(vec![
+                Edit::Remove("/spec/port".into()),
+                Edit::Set("/spec/portNumber".into(), json!(9102))
+            ])
+        );
+        let url = json!("https://auth.example.com/keys");
+        assert_eq!(
+            named(json!({"spec": {"jwks": url}}), "/spec/jwks"),
+            Some(vec![
+                Edit::Remove("/spec/jwks".into()),
+                Edit::Set("/spec/jwksUri".into(), url.clone())
+            ])
+        );
+        // A value its field takes, or a sibling already set, or one that takes any text.
+        assert_eq!(named(json!({"spec": {"jwks": "{}"}}), "/spec/jwks"), None);
+        assert_eq!(
+            named(json!({"spec": {"storage": "20 GiB"}}), "/spec/storage"),
+            None
+        );
+        assert_eq!(
+            named(
+                json!({"spec": {"jwks": url, "jwksUri": "https://b"}}),
+                "/spec/jwks"
+            ),
+            None
+        );
+    }
+
+    #[test]
     fn an_undeclared_field_goes_to_the_one_absent_required_field_that_takes_it() {
         let cron = json!({"type": "string", "pattern": "^(@daily|\\S+ \\S+ \\S+ \\S+ \\S+)$"});
         let relocate = |required: Value, properties: Value, given: Value, at: &str| {
@@ -3625,11 +3726,19 @@ mod tests {
             options[0],
             json!({"matchNames": ["payments", "payments-canary"]})
         );
-        // ... and nowhere when two properties would take it.
+        // ... and nowhere when two properties would take it; a name that negates is no
+        // place for a list the user wrote (a proposal: `certainty::lossless`).
         let two = json!({"type": "object", "properties": {
             "include": {"type": "array", "items": {"type": "string"}},
             "exclude": {"type": "array", "items": {"type": "string"}}}});
-        assert!(rewrites(&json!("a, b"), &two).is_empty());
+        assert_eq!(
+            rewrites(&json!("web, db"), &two)[0],
+            json!({"include": ["web", "db"]})
+        );
+        let both = json!({"type": "object", "properties": {
+            "names": {"type": "array", "items": {"type": "string"}},
+            "hosts": {"type": "array", "items": {"type": "string"}}}});
+        assert!(rewrites(&json!("a, b"), &both).is_empty());
         // A separated list of names for a list of references: each name in its item's field.
         let depends_on = json!({"type": "array", "items": {"type": "object",
             "required": ["name"], "properties": {

@@ -29,6 +29,34 @@ const EXCEPTIONS: [&str; 8] = [
     "excluding",
 ];
 
+/// The interval, in seconds, at which a five-field cron expression that only steps runs
+/// (`*/15 * * * *` every 15 minutes, `0 */6 * * *` every 6 hours, `* * * * *` every minute,
+/// `0 * * * *` every hour), with its step as written. Steps that do not divide the minute's
+/// 60 or the hour's 24 run at uneven gaps, and a schedule with a time of day or days is no
+/// interval at all.
+pub fn cron_interval(text: &str) -> Option<(f64, f64)> {
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    let [minute, hour, "*", "*", "*"] = fields.as_slice() else {
+        return None;
+    };
+    let step = |field: &str, whole: u32| -> Option<u32> {
+        match field {
+            "*" => Some(1),
+            _ => field
+                .strip_prefix("*/")?
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n >= 1 && *n < whole && whole.is_multiple_of(*n)),
+        }
+    };
+    match (*minute, *hour) {
+        ("0", "*") => Some((3600.0, 1.0)),
+        ("0", h) => step(h, 24).map(|n| (f64::from(n) * 3600.0, f64::from(n))),
+        (m, "*") => step(m, 60).map(|n| (f64::from(n) * 60.0, f64::from(n))),
+        _ => None,
+    }
+}
+
 /// The cron expression `text` states, if it states exactly one.
 pub fn cron_in_words(text: &str) -> Option<String> {
     if text.chars().count() > MAX_CHARS {
@@ -230,6 +258,29 @@ fn twelve_hour(hour: u8, pm: bool) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cron_that_only_steps_is_an_interval() {
+        for (text, seconds) in [
+            ("*/15 * * * *", 900.0),
+            ("* * * * *", 60.0),
+            ("0 * * * *", 3600.0),
+            ("0 */6 * * *", 21600.0),
+        ] {
+            assert_eq!(cron_interval(text).map(|(s, _)| s), Some(seconds), "{text}");
+        }
+        // Uneven steps, a time of day, days, or no cron at all.
+        for text in [
+            "*/7 * * * *",
+            "30 2 * * *",
+            "*/15 * * * 1-5",
+            "5 */6 * * *",
+            "*/15 * * *",
+            "every 15 minutes",
+        ] {
+            assert_eq!(cron_interval(text), None, "{text}");
+        }
+    }
 
     #[test]
     fn a_time_said_for_a_stored_cron_moves_only_its_time() {

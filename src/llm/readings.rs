@@ -1454,6 +1454,17 @@ type Read = (f64, (Dimension, f64), String, usize);
 /// written one after the other, largest unit first (`2 minutes 30 seconds`, `1 hour and 30
 /// minutes`), are one amount.
 fn amounts(text: &str) -> Vec<Amount> {
+    // A cron expression that only steps states the interval it runs at (`*/15 * * * *`).
+    if let Some((value, number)) = super::cron::cron_interval(text) {
+        return vec![Amount {
+            said: text.trim().to_string(),
+            dimension: Dimension::Time,
+            value,
+            numbers: 1,
+            number,
+            fixed: true,
+        }];
+    }
     // The words, each marked when it is part of a name (`every-day-backup`, `every_hour`).
     let mut tokens: Vec<&str> = Vec::new();
     let mut in_name: Vec<bool> = Vec::new();
@@ -1531,6 +1542,21 @@ fn fraction_before(tokens: &[&str], i: usize) -> Option<f64> {
         .and_then(|k| number_word(tokens[k]).or_else(|| tokens[k].parse::<f64>().ok()))
         .unwrap_or(1.0);
     Some(part * times)
+}
+
+/// The words of the fraction before the amount at `tokens[i]` (`half`, `a quarter of`,
+/// `three quarters of`), as [`fraction_before`] reads them.
+fn fraction_words(tokens: &[&str], i: usize) -> Option<String> {
+    let at = if i >= 2 && tokens[i - 1].eq_ignore_ascii_case("of") {
+        i - 1
+    } else {
+        i
+    };
+    let first = at.checked_sub(1)?;
+    let counted = first
+        .checked_sub(1)
+        .filter(|&k| number_word(tokens[k]).is_some() || tokens[k].parse::<f64>().is_ok());
+    Some(tokens[counted.unwrap_or(first)..i].join(" "))
 }
 
 /// An interval said in words at `tokens[i]`: `every day` one of the unit, `every other day` /
@@ -1618,8 +1644,14 @@ fn amount_at(tokens: &[&str], i: usize) -> Option<Read> {
             .get(i + 1)
             .filter(|w| w.chars().count() >= 2)
             .and_then(|w| unit(w))?;
-        let n = n * fraction_before(tokens, i)?;
-        (n, u, format!("{token} {}", tokens[i + 1]), 2)
+        let part = fraction_before(tokens, i)?;
+        let said = format!("{token} {}", tokens[i + 1]);
+        // Said as written, its fraction included (`half a minute`, not `a minute`).
+        let said = match (part < 1.0, fraction_words(tokens, i)) {
+            (true, Some(words)) => format!("{words} {said}"),
+            _ => said,
+        };
+        (n * part, u, said, 2)
     };
     Some(if and_a_half(tokens, i + used) {
         (n + 0.5, u, format!("{said} and a half"), used + 3)
@@ -1874,6 +1906,9 @@ mod tests {
             ("keep 7 days, i.e. two weeks", "7 days", "two weeks"),
             ("512Mi (1 GiB)", "512Mi", "1 GiB"),
             ("every 6h (an hour)", "6h", "an hour"),
+            // A fraction is said with its amount.
+            ("half a minute - it needs ~20s", "half a minute", "20s"),
+            ("2s, a quarter of a second", "2s", "a quarter of a second"),
         ] {
             let c = contradiction(None, &json!(text), None).unwrap_or_else(|| panic!("{text}"));
             assert_eq!(
@@ -2263,6 +2298,7 @@ mod tests {
         // A fraction before an amount multiplies it, never is left out; one that gives no
         // whole number of milliseconds makes no amount at all.
         assert_eq!(amount_spellings("a quarter of a second"), ["250ms"]);
+        assert_eq!(amount_spellings("*/15 * * * *"), ["15m", "900s"]);
         assert_eq!(
             amount_spellings("three quarters of an hour"),
             ["45m", "2700s"]

@@ -198,6 +198,9 @@ pub fn meaning_kept_over(
                 if let Some(v) = emptied(&path, before, value) {
                     out.push(v);
                 }
+                if let Some(v) = slashed_name(&path, before, value) {
+                    out.push(v);
+                }
                 let stored = old.and_then(|o| o.pointer(&path));
                 if let Some(v) = split_inside_items(&path, before, stored, value) {
                     out.push(v);
@@ -239,6 +242,28 @@ pub fn meaning_kept_over(
     }
     out.extend(negating_move(given, &patch));
     out
+}
+
+/// A text with a `/` put whole into the `name` of an object made of it (`proxySecretRef:
+/// "http://squid.corp:3128"` → `{name: "http://squid.corp:3128"}`): no Kubernetes object's
+/// name holds a `/`, so no object of that name can exist, and the reference is no reading of
+/// the text, fixed or proposed (it may be a URL, kubectl's `TYPE/NAME`, or a path; the
+/// `TYPE/NAME` reading that takes the name alone is a reading of its own).
+fn slashed_name(path: &str, before: Option<&Value>, after: &Value) -> Option<Violation> {
+    let text = before?.as_str()?.trim();
+    if !text.contains('/') {
+        return None;
+    }
+    let name = after.get("name").and_then(Value::as_str)?;
+    (name.trim() == text).then(|| {
+        Violation::new(
+            &pointer::push(path, "name"),
+            format!(
+                "puts {} whole into a name, and no object's name holds a '/' (a URL, a TYPE/NAME or a path?)",
+                crate::text::quote(&Value::from(text), 40)
+            ),
+        )
+    })
 }
 
 /// Words that say a value is empty: their reading may be an empty list or object.
@@ -1298,15 +1323,6 @@ fn placements(schema: &Value, path: &str, v: &Value, found: &mut Option<String>,
                     ));
                     return;
                 }
-                // No Kubernetes object's name holds a `/`: put whole into a reference's name,
-                // such a text may be kubectl's `TYPE/NAME` or a path.
-                if k == "name" && child.as_str().is_some_and(|s| s.contains('/')) {
-                    *found = Some(format!(
-                        "puts {} into name, and an object's name holds no '/' (a TYPE/NAME or a path?)",
-                        crate::text::quote(child, 40)
-                    ));
-                    return;
-                }
             }
         }
         _ => {}
@@ -2101,14 +2117,27 @@ mod tests {
             &object(json!({"ref": {"name": "web"}}))
         )
         .is_ok());
-        // An object's name holds no `/`: `TYPE/NAME` put whole into a name is not certain.
-        let e = lossless(
+        // An object's name holds no `/`: `TYPE/NAME` or a URL put whole into a name is no
+        // reading at all, fixed or proposed; the name alone may be one.
+        for text in [
+            "cluster.postgresql.cnpg.io/pg-inventory",
+            "http://squid.corp.example:3128",
+        ] {
+            let v = meaning_kept(
+                &s2,
+                &object(json!({ "ref": text })),
+                &object(json!({"ref": {"name": text}})),
+            );
+            assert_eq!(v.len(), 1, "{v:?}");
+            assert!(v[0].message.contains("holds a '/'"), "{v:?}");
+        }
+        assert!(meaning_kept(
             &s2,
             &object(json!({"ref": "cluster.postgresql.cnpg.io/pg-inventory"})),
-            &object(json!({"ref": {"name": "cluster.postgresql.cnpg.io/pg-inventory"}})),
+            &object(json!({"ref": {"name": "pg-inventory"}})),
         )
-        .unwrap_err();
-        assert!(e.contains("holds no '/'"), "{e}");
+        .iter()
+        .all(|v| !v.message.contains("holds a '/'")));
         // Translation, prose dropped, values invented: not certain.
         let e = split(json!({"readOnly": "yes"}), json!({"readOnly": true})).unwrap_err();
         assert!(e.contains("\"yes\"") && e.contains("\"true\""), "{e}");

@@ -362,40 +362,21 @@ pub fn name_negates(name: &str) -> bool {
 /// opposite of the user's name for it, whoever proposes it. A name that already negates
 /// (`excludeNamespaces` → `excludedNamespaces`) is no such move.
 fn negating_move(given: &Value, patch: &json_patch::Patch) -> Option<Violation> {
-    let removed: Vec<(String, &Value)> = patch
-        .0
-        .iter()
-        .filter(|op| matches!(op, json_patch::PatchOperation::Remove(_)))
-        .map(|op| op.path().to_string())
-        .filter_map(|from| given.pointer(&from).map(|v| (from, v)))
-        .collect();
-    patch.0.iter().find_map(|op| {
-        let (json_patch::PatchOperation::Add(json_patch::AddOperation { value, .. })
-        | json_patch::PatchOperation::Replace(json_patch::ReplaceOperation { value, .. })) = op
-        else {
+    let negating = |w: &String| NEGATING_NAME_WORDS.contains(&w.as_str());
+    field_moves(given, patch).into_iter().find_map(|m| {
+        if words_of_name(&m.old_name).iter().any(negating) {
             return None;
-        };
-        let to = op.path().to_string();
-        let (_, new_name) = pointer::split_last(&to)?;
-        removed.iter().find_map(|(from, v)| {
-            let (_, old_name) = pointer::split_last(from)?;
-            let wrapped = value.as_array().is_some_and(|a| a.len() == 1 && a[0] == **v);
-            if *v != value && !wrapped {
-                return None;
-            }
-            let negating = |w: &String| NEGATING_NAME_WORDS.contains(&w.as_str());
-            if words_of_name(&old_name).iter().any(negating) {
-                return None;
-            }
-            let added = words_of_name(&new_name).into_iter().find(negating)?;
-            Some(Violation::new(
-                &to,
-                format!(
-                    "moves your {} to {new_name}, whose {added:?} says the opposite of {old_name:?}",
-                    pointer::to_field_path(from)
-                ),
-            ))
-        })
+        }
+        let added = words_of_name(&m.new_name).into_iter().find(negating)?;
+        Some(Violation::new(
+            &m.to,
+            format!(
+                "moves your {} to {}, whose {added:?} says the opposite of {:?}",
+                pointer::to_field_path(&m.from),
+                m.new_name,
+                m.old_name
+            ),
+        ))
     })
 }
 
@@ -757,6 +738,27 @@ fn each_scalar(v: &Value, depth: usize, f: &mut dyn FnMut(&Value)) {
         Value::Object(map) => map.values().for_each(|c| each_scalar(c, depth + 1, f)),
         Value::Array(items) => items.iter().for_each(|c| each_scalar(c, depth + 1, f)),
         scalar => f(scalar),
+    }
+}
+
+/// Every value in `v` (at `path`), itself included, with its pointer, parents first.
+fn each_node(path: &str, v: &Value, depth: usize, f: &mut dyn FnMut(&str, &Value)) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    f(path, v);
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                each_node(&pointer::push(path, k), child, depth + 1, f);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                each_node(&pointer::push(path, &i.to_string()), item, depth + 1, f);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -1180,49 +1182,26 @@ fn unvouched_parts(schema: &Value, path: &str, before: &Value, after: &Value) ->
         return None;
     }
     let mut free = None;
-    free_part(schema, path, after, &mut free, 0);
+    each_node(path, after, 0, &mut |at, part| {
+        let Value::String(text) = part else {
+            return;
+        };
+        let vouched = plain_token(text)
+            || schema::node_at(schema, at).is_some_and(|node| {
+                ["enum", "pattern", "format", "x-kubernetes-validations"]
+                    .iter()
+                    .any(|k| node.get(*k).is_some())
+                    || !matches!(schema::type_of(node), "string" | "")
+            });
+        if !vouched && free.is_none() {
+            free = Some(at.to_string());
+        }
+    });
     free.map(|at| {
         format!(
             "{at}: a part of your text put into free text, which the schema lets hold any words, so how the text divides is yours to say"
         )
     })
-}
-
-fn free_part(schema: &Value, path: &str, v: &Value, found: &mut Option<String>, depth: usize) {
-    if found.is_some() || depth > MAX_DEPTH {
-        return;
-    }
-    match v {
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                free_part(
-                    schema,
-                    &pointer::push(path, &i.to_string()),
-                    item,
-                    found,
-                    depth + 1,
-                );
-            }
-        }
-        Value::Object(map) => {
-            for (k, child) in map {
-                free_part(schema, &pointer::push(path, k), child, found, depth + 1);
-            }
-        }
-        Value::String(part) => {
-            let vouched = plain_token(part)
-                || schema::node_at(schema, path).is_some_and(|node| {
-                    ["enum", "pattern", "format", "x-kubernetes-validations"]
-                        .iter()
-                        .any(|k| node.get(*k).is_some())
-                        || !matches!(schema::type_of(node), "string" | "")
-                });
-            if !vouched {
-                *found = Some(path.to_string());
-            }
-        }
-        _ => {}
-    }
 }
 
 /// One name-like token: a name, a `namespace/name`, a host, a URL, an address (letters and
@@ -1276,57 +1255,31 @@ fn ambiguous_placement(
         return None;
     }
     let mut found = None;
-    placements(schema, path, after, &mut found, 0);
+    each_node(path, after, 0, &mut |at, v| {
+        let (Value::Object(map), None) = (v, &found) else {
+            return;
+        };
+        let Some(properties) = schema::node_at(schema, at)
+            .and_then(|n| n.get("properties"))
+            .and_then(Value::as_object)
+        else {
+            return;
+        };
+        found = map
+            .iter()
+            .filter(|(_, child)| !(child.is_object() || child.is_array()))
+            .find_map(|(k, child)| {
+                let other = properties.iter().find(|(name, node)| {
+                    *name != k && !map.contains_key(*name) && accepts(node, child)
+                })?;
+                Some(format!(
+                    "puts {} into {k}, and {} would take it too",
+                    crate::text::quote(child, 40),
+                    other.0
+                ))
+            });
+    });
     found
-}
-
-fn placements(schema: &Value, path: &str, v: &Value, found: &mut Option<String>, depth: usize) {
-    if found.is_some() || depth > MAX_DEPTH {
-        return;
-    }
-    match v {
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                placements(
-                    schema,
-                    &pointer::push(path, &i.to_string()),
-                    item,
-                    found,
-                    depth + 1,
-                );
-            }
-        }
-        Value::Object(map) => {
-            let Some(node) = schema::node_at(schema, path) else {
-                return;
-            };
-            let Some(properties) = node.get("properties").and_then(Value::as_object) else {
-                return;
-            };
-            for (k, child) in map {
-                let at = pointer::push(path, k);
-                if child.is_object() || child.is_array() {
-                    placements(schema, &at, child, found, depth + 1);
-                    continue;
-                }
-                let others: Vec<&String> = properties
-                    .iter()
-                    .filter(|(name, node)| {
-                        *name != k && !map.contains_key(*name) && accepts(node, child)
-                    })
-                    .map(|(name, _)| name)
-                    .collect();
-                if let Some(other) = others.first() {
-                    *found = Some(format!(
-                        "puts {} into {k}, and {other} would take it too",
-                        crate::text::quote(child, 40)
-                    ));
-                    return;
-                }
-            }
-        }
-        _ => {}
-    }
 }
 
 /// `Ok` when `candidate` only reshapes `given`: the words of every value it changes, removes
@@ -1375,7 +1328,7 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
                         ));
                     }
                     if old.is_string() {
-                        declared_keys(schema, &path, value, &mut keys_named, 0);
+                        declared_keys(schema, &path, value, &mut keys_named);
                     }
                     value_words(schema, &path, old, &mut removed, 0);
                 }
@@ -1419,68 +1372,87 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
 }
 
 /// The words of the schema's own property names that `v` (at `path`) uses as keys.
-fn declared_keys(schema: &Value, path: &str, v: &Value, out: &mut Vec<String>, depth: usize) {
-    if depth > MAX_DEPTH {
-        return;
-    }
-    match v {
-        Value::Object(map) => {
-            let properties = schema::node_at(schema, path).and_then(|n| n.get("properties"));
-            for (k, child) in map {
-                if properties.is_some_and(|p| p.get(k).is_some()) {
-                    out.extend(words_of_name(k));
-                }
-                declared_keys(schema, &pointer::push(path, k), child, out, depth + 1);
-            }
+fn declared_keys(schema: &Value, path: &str, v: &Value, out: &mut Vec<String>) {
+    each_node(path, v, 0, &mut |at, node| {
+        let (Value::Object(map), Some(properties)) = (
+            node,
+            schema::node_at(schema, at).and_then(|n| n.get("properties")),
+        ) else {
+            return;
+        };
+        for k in map.keys().filter(|k| properties.get(k.as_str()).is_some()) {
+            out.extend(words_of_name(k));
         }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                declared_keys(
-                    schema,
-                    &pointer::push(path, &i.to_string()),
-                    item,
-                    out,
-                    depth + 1,
-                );
-            }
-        }
-        _ => {}
-    }
+    });
 }
 
 /// `schedule: "*/30 * * * *"` moved to the absent `cron`, or `port: 9102` to `portNumber`:
 /// every word is kept, but that two names mean one field is the user's to say (names alike,
 /// `channel` → `channels`, are a spelling). The first such move, named.
 fn renamed(given: &Value, patch: &json_patch::Patch) -> Option<String> {
-    let removed: Vec<(String, &Value)> = patch
+    field_moves(given, patch)
+        .into_iter()
+        .find(|m| !m.wrapped && !crate::nearest::similar_name(&m.old_name, &m.new_name))
+        .map(|m| {
+            format!(
+                "{}: your value of {} moved to a field of another name; only you can say the two name one thing",
+                m.to, m.from
+            )
+        })
+}
+
+/// A field's value removed from one place and set, the same (or as the one item of a list),
+/// at another.
+struct FieldMove {
+    from: String,
+    old_name: String,
+    to: String,
+    new_name: String,
+    wrapped: bool,
+}
+
+/// The moves in `patch` of a field's value (not a list entry's: a list's diff moves entries
+/// between indexes) to another place.
+fn field_moves(given: &Value, patch: &json_patch::Patch) -> Vec<FieldMove> {
+    let removed: Vec<(String, String, &Value)> = patch
         .0
         .iter()
         .filter(|op| matches!(op, json_patch::PatchOperation::Remove(_)))
-        .map(|op| op.path().to_string())
-        // A field, not a list entry (a list's diff moves entries between indexes).
-        .filter(|from| {
-            pointer::split_last(from)
-                .is_some_and(|(parent, _)| given.pointer(parent).is_some_and(Value::is_object))
+        .filter_map(|op| {
+            let from = op.path().to_string();
+            let (parent, name) = pointer::split_last(&from)?;
+            given.pointer(parent).filter(|p| p.is_object())?;
+            let v = given.pointer(&from)?;
+            Some((from, name, v))
         })
-        .filter_map(|from| given.pointer(&from).map(|v| (from, v)))
         .collect();
-    patch.0.iter().find_map(|op| {
+    let mut out = Vec::new();
+    for op in &patch.0 {
         let (json_patch::PatchOperation::Add(json_patch::AddOperation { value, .. })
         | json_patch::PatchOperation::Replace(json_patch::ReplaceOperation { value, .. })) = op
         else {
-            return None;
+            continue;
         };
         let to = op.path().to_string();
-        let (_, new_name) = pointer::split_last(&to)?;
-        removed.iter().find_map(|(from, v)| {
-            let (_, old_name) = pointer::split_last(from)?;
-            (*v == value && !crate::nearest::similar_name(&old_name, &new_name)).then(|| {
-                format!(
-                    "{to}: your value of {from} moved to a field of another name; only you can say the two name one thing"
-                )
-            })
-        })
-    })
+        let Some((_, new_name)) = pointer::split_last(&to) else {
+            continue;
+        };
+        for (from, old_name, v) in &removed {
+            let wrapped = value
+                .as_array()
+                .is_some_and(|a| a.len() == 1 && a[0] == **v);
+            if *v == value || wrapped {
+                out.push(FieldMove {
+                    from: from.clone(),
+                    old_name: old_name.clone(),
+                    to: to.clone(),
+                    new_name: new_name.clone(),
+                    wrapped: *v != value,
+                });
+            }
+        }
+    }
+    out
 }
 
 fn list(words: &[&String]) -> String {

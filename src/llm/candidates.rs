@@ -374,6 +374,11 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     options.extend(command_line(sources, p, v, node));
     options.extend(split_to_sibling(sources, p, v));
     options.extend(named_sibling(sources, p, v, node));
+    if let (Some(text), Some((_, field))) = (v.as_str(), pointer::split_last(p)) {
+        options.extend(
+            set_pairs_within(text, &field, node).map(|o| vec![Edit::Set(p.to_string(), o)]),
+        );
+    }
     // A text that names a field beside it and a value that field takes (`"port 443"`).
     options.extend(
         v.as_str()
@@ -857,7 +862,79 @@ fn object_readings(s: &str, node: &Value) -> Vec<Value> {
     out.extend(list_into_property(s, node));
     out.extend(label_selector(s, node));
     out.extend(named_reference(s, node));
+    out.extend(parts_as_fields(s, node));
     out
+}
+
+/// Most fields one part of [`parts_as_fields`] may be offered to.
+const MAX_PART_TAKERS: usize = 8;
+
+/// A string of two or three parts joined by `/` or `:` where an object belongs (`"9080/TCP"`,
+/// the PORT(S) column of `kubectl get svc`, for a port `{number, protocol, name}`): each part in
+/// a field of its own that takes it, when exactly one such assignment makes an object the
+/// schema takes, its rules and required fields included (the principle of a part split off to
+/// a sibling, for a new object).
+fn parts_as_fields(s: &str, node: &Value) -> Option<Value> {
+    let properties = node.get("properties")?.as_object()?;
+    let text = s.trim();
+    let separator = ['/', ':'].into_iter().find(|c| text.contains(*c))?;
+    let parts: Vec<&str> = text.split(separator).map(str::trim).collect();
+    if !(2..=3).contains(&parts.len())
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || p.contains(char::is_whitespace))
+    {
+        return None;
+    }
+    // For each part, the fields that take it, with the value as that field's type reads it.
+    let mut takers: Vec<Vec<(&str, Value)>> = Vec::new();
+    for part in &parts {
+        let fields: Vec<(&str, Value)> = properties
+            .iter()
+            .filter_map(|(name, child)| {
+                let value = match schema::type_of(child) {
+                    "integer" => Value::from(part.parse::<i64>().ok()?),
+                    "string" => Value::from(*part),
+                    _ => return None,
+                };
+                crate::certainty::accepts(child, &value).then_some((name.as_str(), value))
+            })
+            .collect();
+        if fields.is_empty() || fields.len() > MAX_PART_TAKERS {
+            return None;
+        }
+        takers.push(fields);
+    }
+    let mut found: Vec<Value> = Vec::new();
+    assign_parts(&takers, &mut Map::new(), node, &mut found);
+    match found.as_slice() {
+        [only] => Some(only.clone()),
+        _ => None,
+    }
+}
+
+/// Every assignment of the parts' takers to distinct fields whose object `node` takes.
+fn assign_parts(
+    takers: &[Vec<(&str, Value)>],
+    object: &mut Map<String, Value>,
+    node: &Value,
+    found: &mut Vec<Value>,
+) {
+    let Some((first, rest)) = takers.split_first() else {
+        let candidate = Value::Object(object.clone());
+        if crate::certainty::accepts(node, &candidate) {
+            found.push(candidate);
+        }
+        return;
+    };
+    for (name, value) in first {
+        if object.contains_key(*name) || found.len() > 1 {
+            continue;
+        }
+        object.insert(name.to_string(), value.clone());
+        assign_parts(rest, object, node, found);
+        object.remove(*name);
+    }
 }
 
 /// A string the field's syntax refuses: a schedule said in words where the syntax is checked
@@ -1447,10 +1524,7 @@ fn free_map_pairs(s: &str, node: &Value) -> Vec<Value> {
     let Some(pairs) = key_value_pairs(s) else {
         return Vec::new();
     };
-    let typed = |v: &str| match serde_json::from_str::<Value>(v) {
-        Ok(t) if t.is_boolean() || t.is_i64() => t,
-        _ => Value::from(v),
-    };
+    let typed = helm_typed;
     let flat: Map<String, Value> = pairs.iter().map(|(k, v)| (k.clone(), typed(v))).collect();
     let mut out = vec![Value::Object(flat)];
     if pairs.iter().any(|(k, _)| k.contains('.')) {
@@ -1466,6 +1540,42 @@ fn free_map_pairs(s: &str, node: &Value) -> Vec<Value> {
         out.push(Value::Object(nested));
     }
     out
+}
+
+/// A value as Helm's `--set` types it: `true`, `false` and whole numbers are no text.
+fn helm_typed(v: &str) -> Value {
+    match serde_json::from_str::<Value>(v) {
+        Ok(t) if t.is_boolean() || t.is_i64() => t,
+        _ => Value::from(v),
+    }
+}
+
+/// Helm's `--set` pairs whose keys name their place from the chart's root, where the object
+/// `field` belongs (`outboundTrafficPolicy: "--set meshConfig.outboundTrafficPolicy.mode=
+/// REGISTRY_ONLY"`): the part of each key after the field's own name is the place within it
+/// (`{mode: REGISTRY_ONLY}`). Every key must pass through that name; the chart's path before it
+/// is the chart's, not the object's, so the reading drops those words (a proposal).
+fn set_pairs_within(s: &str, field: &str, node: &Value) -> Option<Value> {
+    if schema::type_of(node) != "object" {
+        return None;
+    }
+    let text = s.trim();
+    let text = ["--set-string", "--set"]
+        .iter()
+        .find_map(|flag| text.strip_prefix(flag))
+        .map(|rest| rest.trim_start_matches([' ', '=']))
+        .unwrap_or(text);
+    let mut out = Map::new();
+    for (key, value) in key_value_pairs(text)? {
+        let segments: Vec<&str> = key.split('.').collect();
+        let at = segments.iter().rposition(|segment| *segment == field)?;
+        let within = &segments[at + 1..];
+        if within.is_empty() || within.iter().any(|segment| segment.is_empty()) {
+            return None;
+        }
+        insert_new(&mut out, within, helm_typed(&value))?;
+    }
+    Some(Value::Object(out))
 }
 
 /// A label selector in kubectl's syntax (`-l`), for a node that has `matchExpressions`:
@@ -3003,6 +3113,45 @@ mod tests {
         let excluded_only = json!({"type": "object", "properties": {
             "excludedResources": {"type": "array", "items": {"type": "string"}}}});
         assert_eq!(list_as_property(&list, &excluded_only), None);
+        // Parts joined by `/` into the one assignment of fields the object's schema takes.
+        let port = json!({"type": "object", "required": ["number"], "properties": {
+            "number": {"type": "integer"}, "targetPort": {"type": "integer"},
+            "protocol": {"type": "string", "enum": ["TCP", "UDP", "HTTP"]},
+            "name": {"type": "string", "pattern": "^[a-z0-9-]+$"}},
+            "x-kubernetes-validations": [{"rule": "!has(self.targetPort)"}]});
+        assert_eq!(
+            parts_as_fields("9080/TCP", &port),
+            Some(json!({"number": 9080, "protocol": "TCP"}))
+        );
+        // Two assignments the schema takes, or a part no field takes: no reading.
+        let two = json!({"type": "object", "properties": {
+            "number": {"type": "integer"}, "targetPort": {"type": "integer"},
+            "protocol": {"type": "string", "enum": ["TCP"]}}});
+        assert_eq!(parts_as_fields("9080/TCP", &two), None);
+        assert_eq!(parts_as_fields("9080/SCTP", &port), None);
+        assert_eq!(parts_as_fields("web", &port), None);
+        // Helm's `--set` keys from the chart's root: the place after the field's own name.
+        let policy = json!({"type": "object", "properties": {"mode": {"type": "string"}}});
+        assert_eq!(
+            set_pairs_within(
+                "--set meshConfig.outboundTrafficPolicy.mode=REGISTRY_ONLY",
+                "outboundTrafficPolicy",
+                &policy
+            ),
+            Some(json!({"mode": "REGISTRY_ONLY"}))
+        );
+        assert_eq!(
+            set_pairs_within("mode=REGISTRY_ONLY", "outboundTrafficPolicy", &policy),
+            None
+        );
+        assert_eq!(
+            set_pairs_within(
+                "a.outboundTrafficPolicy=x",
+                "outboundTrafficPolicy",
+                &policy
+            ),
+            None
+        );
         // A mapping written with arrows points from the key to its value.
         assert_eq!(
             lines_as_map(&[json!("shop -> shop-dr"), json!("db => db-dr")], &strings),

@@ -193,9 +193,19 @@ fn wrong_direction(text: &str, old: Option<&Value>) -> Option<Contradiction> {
     let [said] = numbers.as_slice() else {
         return None;
     };
+    // A number said as a change of the stored one (`"200 more than now"`) is no new value.
+    if relative_amount(text, &Value::from(old)).is_some() {
+        return None;
+    }
     let said_words = words(text);
-    let down = said_words.iter().find(|w| DOWNWARDS.contains(&w.as_str()));
-    let up = said_words.iter().find(|w| UPWARDS.contains(&w.as_str()));
+    // A direction word in any inflection (`raised`, `lowered`, `bumped`), never a shorter
+    // word (`high` is no `higher`).
+    let towards = |list: &[&str]| {
+        said_words
+            .iter()
+            .find(|w| list.iter().any(|d| w.len() >= d.len() && same_word(w, d)))
+    };
+    let (down, up) = (towards(&DOWNWARDS), towards(&UPWARDS));
     let (word, comparison) = match (down, up) {
         (Some(w), None) if said.value > old => (w, "more than"),
         (None, Some(w)) if said.value < old => (w, "less than"),
@@ -899,10 +909,10 @@ fn stated_change(said: &[String]) -> Option<Change> {
             _ => {}
         }
     }
-    match changes.as_slice() {
-        [change] => Some(*change),
-        _ => None,
-    }
+    // The same change said twice is one change (`"double the current limit, it runs about
+    // twice as long"`); two different ones are no reading.
+    let first = *changes.first()?;
+    changes.iter().all(|c| *c == first).then_some(first)
 }
 
 /// The denominator a fraction word names (`tenth`, `thirds`); `half` is a factor of its own.
@@ -942,7 +952,7 @@ fn changed_amount_with_unit(old: &str, change: Change, often: bool) -> Option<Va
 }
 
 /// A change stated relative to a stored amount.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 enum Change {
     Times(f64),
     Plus(f64),
@@ -1676,6 +1686,23 @@ mod tests {
         assert!(c.to_string().contains("\"down\""), "{c}");
         assert!(contradiction(Some(&node), &json!("scale down to 4"), Some(&json!(8))).is_none());
         assert!(contradiction(Some(&node), &json!("raise it to 5"), Some(&json!(8))).is_some());
+        // A direction in any inflection; a number said as a change is no new value.
+        let raised = json!("2 (raised, the push keeps timing out)");
+        assert!(contradiction(Some(&node), &raised, Some(&json!(3))).is_some());
+        let noun = json!("5 points below the high threshold");
+        assert!(contradiction(Some(&node), &noun, Some(&json!(80))).is_none());
+        let more = json!("200 more than now");
+        assert!(contradiction(Some(&node), &more, Some(&json!(800))).is_none());
+        assert_eq!(
+            relative_amount("200 more than now", &json!(800)),
+            Some(json!(1000))
+        );
+        let twice = "double the current limit, the suite runs about twice as long";
+        assert_eq!(relative_amount(twice, &json!("45m")), Some(json!("90m")));
+        assert_eq!(
+            relative_amount("double it, or add 5 more", &json!(10)),
+            None
+        );
         // No stored value, or no direction: nothing to contradict.
         assert!(contradiction(Some(&node), &json!("scale down to 12"), None).is_none());
         assert!(contradiction(Some(&node), &json!("12 from now on"), Some(&json!(8))).is_none());

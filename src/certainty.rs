@@ -362,12 +362,13 @@ pub fn name_negates(name: &str) -> bool {
 /// opposite of the user's name for it, whoever proposes it. A name that already negates
 /// (`excludeNamespaces` → `excludedNamespaces`) is no such move.
 fn negating_move(given: &Value, patch: &json_patch::Patch) -> Option<Violation> {
-    let negating = |w: &String| NEGATING_NAME_WORDS.contains(&w.as_str());
     field_moves(given, patch).into_iter().find_map(|m| {
-        if words_of_name(&m.old_name).iter().any(negating) {
+        if name_negates(&m.old_name) {
             return None;
         }
-        let added = words_of_name(&m.new_name).into_iter().find(negating)?;
+        let added = words_of_name(&m.new_name)
+            .into_iter()
+            .find(|w| NEGATING_NAME_WORDS.contains(&w.as_str()))?;
         Some(Violation::new(
             &m.to,
             format!(
@@ -1188,10 +1189,7 @@ fn unvouched_parts(schema: &Value, path: &str, before: &Value, after: &Value) ->
         };
         let vouched = plain_token(text)
             || schema::node_at(schema, at).is_some_and(|node| {
-                ["enum", "pattern", "format", "x-kubernetes-validations"]
-                    .iter()
-                    .any(|k| node.get(*k).is_some())
-                    || !matches!(schema::type_of(node), "string" | "")
+                schema::checks_text(node) || !matches!(schema::type_of(node), "string" | "")
             });
         if !vouched && free.is_none() {
             free = Some(at.to_string());

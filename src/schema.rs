@@ -37,6 +37,14 @@ fn flag(node: &Value, key: &str) -> bool {
     node.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
 
+/// Does the node check a text beyond its type (an enum, a pattern, a format or a rule of its
+/// own)? A string field without one takes any words.
+pub fn checks_text(node: &Value) -> bool {
+    ["enum", "pattern", "format", "x-kubernetes-validations"]
+        .iter()
+        .any(|k| node.get(*k).is_some())
+}
+
 pub fn is_int_or_string(node: &Value) -> bool {
     flag(node, "x-kubernetes-int-or-string")
 }

@@ -2593,11 +2593,7 @@ fn named_sibling(sources: &Sources, p: &str, value: &Value, node: &Value) -> Opt
         "boolean" => !value.is_boolean(),
         _ => false,
     } && !schema::is_int_or_string(node);
-    let checked = |sibling: &Value| {
-        ["pattern", "format", "enum", "x-kubernetes-validations"]
-            .iter()
-            .any(|k| sibling.get(*k).is_some())
-    };
+    let checked = schema::checks_text;
     let (parent, name) = pointer::split_last(p)?;
     let properties = schema::node_at(sources.schema, parent)?
         .get("properties")?

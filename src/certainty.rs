@@ -201,6 +201,9 @@ pub fn meaning_kept_over(
                 if let Some(v) = slashed_name(&path, before, value) {
                     out.push(v);
                 }
+                if let Some(v) = number_as_name(&path, before, value) {
+                    out.push(v);
+                }
                 let stored = old.and_then(|o| o.pointer(&path));
                 if let Some(v) = split_inside_items(&path, before, stored, value) {
                     out.push(v);
@@ -262,6 +265,31 @@ fn slashed_name(path: &str, before: Option<&Value>, after: &Value) -> Option<Vio
                 "puts {} whole into a name, and no object's name holds a '/' (a URL, a TYPE/NAME or a path?)",
                 crate::text::quote(&Value::from(text), 40)
             ),
+        )
+    })
+}
+
+/// Is the field at `path` a name (`name`, `sectionName`, `portName`)?
+pub fn names_something(path: &str) -> bool {
+    pointer::split_last(path).is_some_and(|(_, key)| {
+        key == "name"
+            || key
+                .strip_suffix("Name")
+                .is_some_and(|head| !head.is_empty() && !head.ends_with(char::is_uppercase))
+    })
+}
+
+/// A number the user wrote where a name belongs, turned into its text (`sectionName: 8443` →
+/// `"8443"`): a number is another kind of identifier (a port's number where its name is asked
+/// for; Kubernetes' port names hold a letter), so its digits are no reading of the name.
+fn number_as_name(path: &str, before: Option<&Value>, after: &Value) -> Option<Violation> {
+    let (Some(Value::Number(n)), Value::String(text)) = (before, after) else {
+        return None;
+    };
+    (names_something(path) && text.trim() == n.to_string()).then(|| {
+        Violation::new(
+            path,
+            format!("turns the number {n} into a name: a number where a name belongs is another identifier (a port's number for its name?), not the name"),
         )
     })
 }
@@ -1727,7 +1755,7 @@ mod tests {
     fn a_number_written_as_its_own_text_in_a_field_that_takes_both_fixes_nothing() {
         let s = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
             "limit": {"x-kubernetes-int-or-string": true},
-            "name": {"type": "string"}}}}});
+            "tag": {"type": "string"}}}}});
         let v = meaning_kept(
             &s,
             &object(json!({"limit": -1})),
@@ -1738,8 +1766,8 @@ mod tests {
         // Where the field takes only text, the number was the error: quoting it is the fix.
         assert!(meaning_kept(
             &s,
-            &object(json!({"name": 9090})),
-            &object(json!({"name": "9090"}))
+            &object(json!({"tag": 9090})),
+            &object(json!({"tag": "9090"}))
         )
         .is_empty());
         // Another value is no rewrite of the same text.
@@ -1888,6 +1916,28 @@ mod tests {
         assert_eq!(named("port", None), None);
         assert_eq!(named("port 443", Some(8443)), None);
         assert_eq!(named("https listener", None), None);
+    }
+
+    #[test]
+    fn a_number_is_no_name() {
+        let s = schema();
+        let given = object(json!({"ref": {"sectionName": 8443}, "host": 8443}));
+        let v = meaning_kept(
+            &s,
+            &given,
+            &object(json!({"ref": {"sectionName": "8443"}, "host": 8443})),
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].message.contains("into a name"), "{v:?}");
+        // A field that is no name takes the number's text.
+        let v = meaning_kept(
+            &s,
+            &given,
+            &object(json!({"ref": {"sectionName": 8443}, "host": "8443"})),
+        );
+        assert!(v.is_empty(), "{v:?}");
+        assert!(names_something("/spec/name") && names_something("/spec/portName"));
+        assert!(!names_something("/spec/hostname") && !names_something("/spec/ARName"));
     }
 
     #[test]

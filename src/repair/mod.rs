@@ -465,6 +465,14 @@ impl Engine<'_, '_> {
         if let Some(hint) = unlike {
             return self.refuse_with_hint(at, format!("{}: {hint}", error.field_path()));
         }
+        if value.is_number() && expected == "string" && crate::certainty::names_something(at) {
+            let hint = format!(
+                "{}: the number {} is not turned into a name: a number where a name belongs is another identifier (a port's number where its name is asked for?); write the name",
+                error.field_path(),
+                crate::text::short_value(value),
+            );
+            return self.refuse_with_hint(at, hint);
+        }
         if let Some(sibling) = self.sibling_taking(object, at, value) {
             let hint = format!(
                 "{}: the {} {} is not turned into {}: {sibling} takes it as it is (was it meant there?); move it, or write the value as you meant it",

@@ -189,45 +189,25 @@ pub fn meaning_kept_over(
                     .and_then(Value::as_array)
                     .map(Vec::as_slice)
                     .unwrap_or_default();
-                if let Some(v) = negation_lost(&path, before, value, allowed) {
-                    out.push(v);
-                }
-                if let Some(v) = separator_wrapped(&path, given, value) {
-                    out.push(v);
-                }
-                if let Some(v) = emptied(&path, before, value) {
-                    out.push(v);
-                }
-                if let Some(v) = slashed_name(&path, before, value) {
-                    out.push(v);
-                }
-                if let Some(v) = number_as_name(&path, before, value) {
-                    out.push(v);
-                }
                 let stored = old.and_then(|o| o.pointer(&path));
-                if let Some(v) = split_inside_items(&path, before, stored, value) {
-                    out.push(v);
-                }
-                if let Some(v) = operator_cut(&path, before, value) {
-                    out.push(v);
-                }
-                if let Some(v) = bracket_cut(&path, before, value) {
-                    out.push(v);
-                }
-                if let Some(v) = placeholder_replaced(&path, before, candidate) {
-                    out.push(v);
-                }
-                if let Some(v) = part_cut(&path, before, value, stored, given, candidate) {
-                    out.push(v);
-                }
-                if let Some(v) = retyped(schema, &path, before, value) {
-                    out.push(v);
-                }
-                if let Some(v) =
-                    structure_deleted(schema, &path, before, Some(value), given, candidate)
-                {
-                    out.push(v);
-                }
+                out.extend(
+                    [
+                        negation_lost(&path, before, value, allowed),
+                        separator_wrapped(&path, given, value),
+                        emptied(&path, before, value),
+                        slashed_name(&path, before, value),
+                        number_as_name(&path, before, value),
+                        split_inside_items(&path, before, stored, value),
+                        operator_cut(&path, before, value),
+                        bracket_cut(&path, before, value),
+                        placeholder_replaced(&path, before, candidate),
+                        part_cut(&path, before, value, stored, given, candidate),
+                        retyped(schema, &path, before, value),
+                        structure_deleted(schema, &path, before, Some(value), given, candidate),
+                    ]
+                    .into_iter()
+                    .flatten(),
+                );
             }
             json_patch::PatchOperation::Remove(_) => {
                 if let Some(v) = placeholder_replaced(&path, given.pointer(&path), candidate) {

@@ -1524,22 +1524,34 @@ fn free_map_pairs(s: &str, node: &Value) -> Vec<Value> {
     let Some(pairs) = key_value_pairs(s) else {
         return Vec::new();
     };
-    let typed = helm_typed;
-    let flat: Map<String, Value> = pairs.iter().map(|(k, v)| (k.clone(), typed(v))).collect();
+    let flat: Map<String, Value> = pairs
+        .iter()
+        .map(|(k, v)| (k.clone(), helm_typed(v)))
+        .collect();
     let mut out = vec![Value::Object(flat)];
     if pairs.iter().any(|(k, _)| k.contains('.')) {
-        let mut nested = Map::new();
-        for (k, v) in &pairs {
-            let path: Vec<&str> = k.split('.').collect();
-            if path.iter().any(|p| p.is_empty())
-                || insert_new(&mut nested, &path, typed(v)).is_none()
-            {
-                return out;
-            }
-        }
-        out.push(Value::Object(nested));
+        out.extend(helm_nested(&pairs, |_| Some(0)));
     }
     out
+}
+
+/// The object Helm's `--set` pairs build from their dotted keys, each key's path taken from
+/// the segment `start` finds (none: the pair has no place here); an empty segment, or two
+/// pairs for one place, build nothing.
+fn helm_nested(
+    pairs: &[(String, String)],
+    start: impl Fn(&[&str]) -> Option<usize>,
+) -> Option<Value> {
+    let mut out = Map::new();
+    for (key, value) in pairs {
+        let segments: Vec<&str> = key.split('.').collect();
+        let within = &segments[start(&segments)?..];
+        if within.is_empty() || within.iter().any(|segment| segment.is_empty()) {
+            return None;
+        }
+        insert_new(&mut out, within, helm_typed(value))?;
+    }
+    Some(Value::Object(out))
 }
 
 /// A value as Helm's `--set` types it: `true`, `false` and whole numbers are no text.
@@ -1565,17 +1577,12 @@ fn set_pairs_within(s: &str, field: &str, node: &Value) -> Option<Value> {
         .find_map(|flag| text.strip_prefix(flag))
         .map(|rest| rest.trim_start_matches([' ', '=']))
         .unwrap_or(text);
-    let mut out = Map::new();
-    for (key, value) in key_value_pairs(text)? {
-        let segments: Vec<&str> = key.split('.').collect();
-        let at = segments.iter().rposition(|segment| *segment == field)?;
-        let within = &segments[at + 1..];
-        if within.is_empty() || within.iter().any(|segment| segment.is_empty()) {
-            return None;
-        }
-        insert_new(&mut out, within, helm_typed(&value))?;
-    }
-    Some(Value::Object(out))
+    helm_nested(&key_value_pairs(text)?, |segments| {
+        segments
+            .iter()
+            .rposition(|segment| *segment == field)
+            .map(|at| at + 1)
+    })
 }
 
 /// A label selector in kubectl's syntax (`-l`), for a node that has `matchExpressions`:

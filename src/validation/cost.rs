@@ -94,8 +94,8 @@ pub fn matches_estimate(schema: &Value, pattern: &str) -> u64 {
     1 + regex_cost(len, pattern.chars().count() as u64)
 }
 
-/// The bound of a `has(self.<field>)` rule.
-pub const HAS_BOUND: u64 = 2;
+/// The bound of a `has(self.<field>)` rule: `self` alone (a presence test costs nothing more).
+pub const HAS_BOUND: u64 = 1;
 
 /// The largest number of items, properties or bytes of a value of a schema node, as the API
 /// server's `SchemaDeclType` sizes it (`MaxElements`): a string's `maxLength` times 4 (a
@@ -466,16 +466,17 @@ fn walk<'v, 'e>(expr: &'e Expression, scope: &mut Scope<'v, 'e>, depth: usize) -
                 .get(name)
                 .unwrap_or_else(|| sized(MAX_REQUEST_BYTES, None)),
         },
+        // A presence test (`has(self.a)`) costs only its operand: Kubernetes sets cel-go's
+        // `PresenceTestHasCost(false)` for the estimate and the runtime count alike.
+        Expr::Select(select) if select.test => Walk {
+            cost: walk(&select.operand, scope, depth + 1).cost,
+            value: scalar(),
+        },
         Expr::Select(select) => {
             let operand = walk(&select.operand, scope, depth + 1);
-            let value = if select.test {
-                scalar()
-            } else {
-                operand.value.field(&select.field)
-            };
             Walk {
                 cost: operand.cost.saturating_add(1),
-                value,
+                value: operand.value.field(&select.field),
             }
         }
         Expr::List(list) => walk_list(&list.elements, scope, depth),

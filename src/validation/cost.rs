@@ -655,6 +655,11 @@ fn call_cost<'v>(function: &str, target: Option<Abs<'v>>, args: Vec<Abs<'v>>) ->
         "sets.contains" | "sets.intersects" | "sets.equivalent" | "lists.range" | "repeat"
         | "quantity" | "isQuantity" | "isIP" | "isCIDR" | "cidr" | "ip" | "ip.isCanonical"
         | "containsIP" | "containsCIDR" | MAP_INSERT => library_cost(function, &all),
+        // A conversion to a value that is no text (`duration(self)`, `int(s)`): one call, and
+        // its result is sized as a number, not as the string it was parsed from.
+        "duration" | "timestamp" | "int" | "uint" | "double" | "bool" if all.len() == 1 => {
+            (1, Abs::Int(u64::MAX))
+        }
         _ => default_cost(&all),
     }
 }
@@ -717,6 +722,9 @@ fn operator_cost<'v>(function: &str, all: &[Abs<'v>]) -> (u64, Abs<'v>) {
             let own = u64::from(!matches!(function, "_&&_" | "_||_" | "_?_:_"));
             (own, value)
         }
+        // Ordering anything but text (numbers, durations, timestamps) is one of cel-go's
+        // fixed-cost overloads.
+        "_<_" | "_<=_" | "_>_" | "_>=_" if !all.iter().any(Abs::is_text) => (1, scalar()),
         // A traversal of the smaller operand, nothing more (cel-go's `trackComparison` and its
         // estimate): two scalars cost 1 at runtime, and 0 in the estimate, where the API server
         // sizes a number or a boolean 0.

@@ -1520,6 +1520,39 @@ fn estimates_agree_with_the_api_servers_own_expected_costs() {
 }
 
 #[test]
+fn a_conversion_is_sized_as_a_number_and_ordering_numbers_is_one_call() {
+    // cel-go charges a fixed 1 for `<`, `<=`, `>`, `>=` on anything but strings and bytes, and
+    // `duration(s)` is one call whose result is a duration, however long `s` may be: Istio's
+    // `duration(self) >= duration('1ms')` on an unbounded string costs 2 + 1 + 1. crfix sized
+    // the duration as its string and charged the comparison a traversal (7), and refused
+    // Istio's real DestinationRule CRD, whose many such rules under unbounded lists the API
+    // server accepts (their total 1.6 times its limit by crfix's count).
+    let string = json!({"type": "string"});
+    let date_time = json!({"type": "string", "format": "date-time"});
+    let numbers = json!({"type": "object", "properties": {
+        "a": {"type": "integer"}, "b": {"type": "integer"}}});
+    for (rule, schema, cost) in [
+        ("duration(self) >= duration('1ms')", &string, 4),
+        ("duration(self) < duration('1h')", &string, 4),
+        (
+            "timestamp(self) < timestamp('2030-01-01T00:00:00Z')",
+            &date_time,
+            4,
+        ),
+        ("int(self) > 3", &string, 3),
+        ("self.a < self.b", &numbers, 5),
+        // Text is still compared by traversal: a tenth of the shorter side.
+        (
+            "self < 'm'",
+            &json!({"type": "string", "maxLength": 100}),
+            2,
+        ),
+    ] {
+        assert_eq!(estimated(rule, schema), cost, "{rule} on {schema}");
+    }
+}
+
+#[test]
 fn a_rule_the_api_server_accepts_at_the_edge_of_its_limit_is_evaluated() {
     // Contour's HTTPProxy: `subjectNames[0] == subjectName` under two unbounded lists, made to
     // fit by `maxLength: 250` on subjectName (1,000 bytes: a tenth is 100 a comparison).

@@ -337,7 +337,10 @@ fn resolutions(
     // value means (`"latest"` where "when unspecified, the latest version is installed"):
     // dropping `"CST"` would silently mean UTC.
     let unknown = kinds.iter().any(|k| matches!(k, ErrorKind::Unknown));
-    if value.is_some_and(|v| asks_for_default(v, node))
+    let field = pointer::split_last(p)
+        .map(|(_, name)| name)
+        .unwrap_or_default();
+    if value.is_some_and(|v| asks_for_default(v, node, &field))
         && !unknown
         && !list_entry
         && !named_one
@@ -479,13 +482,23 @@ fn enum_resolutions(
 
 /// Does the user's value ask for what an absent value means: one of its words (four letters
 /// or more) in the sentence of the field's description that says so, or "default" itself?
-fn asks_for_default(value: &Value, node: Option<&Value>) -> bool {
+fn asks_for_default(value: &Value, node: Option<&Value>, field: &str) -> bool {
     let text = scalar_text(value).to_lowercase();
     // `"do not abort"` does not ask for what "abort" names.
     let negated = crate::certainty::negated_words(&text);
+    // The field's own name says what it is about, not what its absence means (`"all
+    // namespaces"` for a `namespaceSelector` whose description says what unset does).
+    let own = crate::certainty::words_of_name(field);
+    let field_word = |w: &str| {
+        own.iter().any(|f| {
+            [f.clone(), format!("{f}s"), format!("{f}es")]
+                .iter()
+                .any(|x| x == w)
+        })
+    };
     let said: Vec<&str> = text
         .split(|c: char| !c.is_alphabetic())
-        .filter(|w| w.chars().count() >= 4 && !negated.iter().any(|n| n == w))
+        .filter(|w| w.chars().count() >= 4 && !negated.iter().any(|n| n == w) && !field_word(w))
         .collect();
     if said.contains(&"default") {
         return true;
@@ -3527,10 +3540,29 @@ mod tests {
         // The default is "abort": "do not abort" does not ask for it, nor for the literal.
         let node = json!({"type": "string", "pattern": "^(?i)(abort|warn)?$",
             "description": "When unset, the strategy is abort."});
-        assert!(!asks_for_default(&json!("do not abort"), Some(&node)));
+        assert!(!asks_for_default(
+            &json!("do not abort"),
+            Some(&node),
+            "strategy"
+        ));
         assert!(asks_for_default(
             &json!("abort, as by default"),
-            Some(&node)
+            Some(&node),
+            "strategy"
+        ));
+        // The field's own name is no word about its default.
+        let selector = json!({"type": "object", "description":
+            "Namespaces searched; left unset, only the own namespace is searched."});
+        let all = json!("all namespaces");
+        assert!(!asks_for_default(
+            &all,
+            Some(&selector),
+            "configNamespaceSelector"
+        ));
+        assert!(asks_for_default(
+            &json!("only the own one, searched"),
+            Some(&selector),
+            "x"
         ));
         let p = "/spec/strategy";
         assert!(pattern_options(p, "^(abort|warn)$", "do not abort").is_empty());

@@ -518,9 +518,23 @@ fn dropped(
     // YAML's ` #` inside quotes) is a remark: its numbers are no values to keep.
     let value_part = super::readings::before_comment(&leaf.text).unwrap_or(&leaf.text);
     let left_out = numbers_said_to_leave_out(value_part);
-    let dropped = numbers(value_part)
-        .into_iter()
-        .find(|n| !written_numbers.contains(n) && !kept.contains(n) && !left_out.contains(n))?;
+    // The truth value the text states keeps its numbers of their own (`"yes, after 10
+    // minutes"` says when), not the digits of a name (`"disabled - breaks on HTTP/2"`).
+    let truth_stated = candidate
+        .pointer(&leaf.pointer)
+        .and_then(Value::as_bool)
+        .is_some_and(|b| super::readings::stated_bool(&leaf.text) == Some(b));
+    let own_numbers: BTreeSet<String> = super::readings::numbers_said(value_part)
+        .iter()
+        .filter_map(|n| crate::repair::coerce::number_value(n.value))
+        .map(|v| v.to_string())
+        .collect();
+    let dropped = numbers(value_part).into_iter().find(|n| {
+        !written_numbers.contains(n)
+            && !kept.contains(n)
+            && !left_out.contains(n)
+            && (!truth_stated || own_numbers.contains(n))
+    })?;
     Some(Violation {
         pointer: leaf.pointer.clone(),
         message: format!(

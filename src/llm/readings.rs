@@ -239,6 +239,20 @@ pub fn qualified_value(node: Option<&Value>, value: &Value) -> Option<Contradict
         let [value] = named.as_slice() else {
             return None;
         };
+        // Another allowed value that says the named one and the contrast itself
+        // (`OnNamespaceExceptForAlertmanagerNamespace` for "on namespace …, except …") is what
+        // the qualification asks for: the field can say it.
+        let contrast = words(&text[at..]).into_iter().next().unwrap_or_default();
+        let mut extended = words(value);
+        extended.push(contrast);
+        if allowed.iter().filter_map(Value::as_str).any(|other| {
+            other != *value && {
+                let own = words(other);
+                extended.iter().all(|w| own.contains(w))
+            }
+        }) {
+            return None;
+        }
         (
             value.to_string(),
             allowed.iter().filter_map(Value::as_str).collect(),
@@ -579,11 +593,46 @@ pub struct NumberSaid {
 
 /// The numbers written with digits in `text`, each times the magnitude word after it
 /// (`"50 thousand"` is 50000, never 50); one followed by a scale crfix does not read
-/// (`"50 k"`) is left out. A number is a word of its own (`5xx`, `s3` hold none).
+/// (`"50 k"`) is left out. A number is a word of its own (`5xx`, `s3` hold none; nor does a
+/// name's version written after a slash, `HTTP/2`, `nginx/1.25`), and a minus sign written
+/// before its digits is part of it (`"-1 (never give up)"` says -1, not 1).
 pub fn numbers_said(text: &str) -> Vec<NumberSaid> {
-    let tokens: Vec<&str> = text
-        .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '-'))
-        .map(|t| t.trim_matches(|c| c == '.' || c == '-'))
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut start: Option<usize> = None;
+    let is_token_char = |c: char| c.is_alphanumeric() || c == '.' || c == '-';
+    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        match (is_token_char(c), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                // `name/version`: the digits after a slash glued to a word are the name's.
+                let after_name = text[..s].ends_with('/')
+                    && text[..s - 1]
+                        .chars()
+                        .next_back()
+                        .is_some_and(char::is_alphabetic)
+                    && text[s..i].starts_with(|c: char| c.is_ascii_digit());
+                if !after_name {
+                    spans.push((s, i));
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    let tokens: Vec<&str> = spans
+        .into_iter()
+        .map(|(s, e)| &text[s..e])
+        .map(|t| {
+            let t = t.trim_end_matches(['.', '-']).trim_start_matches('.');
+            let signed = t.len() > 1
+                && t.starts_with('-')
+                && t[1..].starts_with(|c: char| c.is_ascii_digit());
+            if signed {
+                t
+            } else {
+                t.trim_start_matches(['.', '-'])
+            }
+        })
         .filter(|t| !t.is_empty())
         .collect();
     let mut out = Vec::new();
@@ -1677,6 +1726,32 @@ mod tests {
 
     fn policy_node() -> Value {
         json!({"type": "string", "enum": ["CatalogProvided", "SelfCertified"]})
+    }
+
+    #[test]
+    fn a_minus_sign_before_digits_is_part_of_the_number() {
+        let said = |t: &str| -> Vec<f64> { numbers_said(t).iter().map(|n| n.value).collect() };
+        assert_eq!(said("-1 (never give up)"), vec![-1.0]);
+        assert_eq!(said("retry (-3)"), vec![-3.0]);
+        // A hyphen inside a name, a dash between values, a bullet: no sign.
+        assert!(said("prod-1").is_empty());
+        assert_eq!(said("5 - 3"), vec![5.0, 3.0]);
+        assert_eq!(said("- 4 replicas"), vec![4.0]);
+        assert_eq!(said("--retries 2"), vec![2.0]);
+        // A name's version after a slash is the name's; a number before one is its own.
+        assert!(said("breaks on HTTP/2").is_empty());
+        assert_eq!(said("9080/TCP"), vec![9080.0]);
+    }
+
+    #[test]
+    fn a_qualification_another_allowed_value_says_is_no_contradiction() {
+        let node = json!({"type": "string",
+            "enum": ["OnNamespace", "OnNamespaceExceptForAlertmanagerNamespace", "None"]});
+        let text = json!("on namespace for every team, except our own monitoring namespace");
+        assert!(qualified_value(Some(&node), &text).is_none());
+        // Without such a value the qualification is still the user's to settle.
+        let node = json!({"type": "string", "enum": ["OnNamespace", "None"]});
+        assert!(qualified_value(Some(&node), &text).is_some());
     }
 
     #[test]

@@ -458,6 +458,9 @@ impl Engine<'_, '_> {
                 return None;
             }
         }
+        if expected == "array" && value.is_object() {
+            return self.object_as_item(at, value, node?);
+        }
         let new = coerce::coerce(value, expected)?;
         let unlike = node
             .and_then(|n| coerce::unlike_the_schemas_own(value, &new, n))
@@ -493,6 +496,27 @@ impl Engine<'_, '_> {
             new,
             "coerce",
             reason,
+            Verify::NoTypeErrorAt,
+        ))
+    }
+
+    /// One object where a list is expected is that list's one item when the item's schema
+    /// takes it as it is (`secretStoreRef: {name, kind}` renamed to the list `secretStoreRefs`),
+    /// as one scalar is: every word kept, nothing added. An object the item's schema refuses
+    /// (a map keyed by names where items are structures) is another shape, not one item.
+    fn object_as_item(&mut self, at: &str, value: &Value, node: &Value) -> Option<Proposal> {
+        let items = node.get("items")?;
+        if !crate::certainty::accepts(items, value) {
+            self.refuse(format!(
+                "not repaired {at}: the object is no item of the list (the item's schema refuses it as it is)"
+            ));
+            return None;
+        }
+        Some(value_proposal(
+            at,
+            Value::Array(vec![value.clone()]),
+            "coerce",
+            "a single object where a list of them is expected",
             Verify::NoTypeErrorAt,
         ))
     }

@@ -865,3 +865,36 @@ fn words_that_name_a_field_beside_them_are_not_joined_into_a_name() {
         "public-https"
     );
 }
+
+#[test]
+fn one_object_where_a_list_is_expected_is_its_one_item_only_when_the_item_takes_it() {
+    let item = json!({"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string"}, "kind": {"type": "string", "enum": ["Store", "ClusterStore"]}}});
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"storeRefs": {"type": "array", "items": item}}}}});
+    // The singular field of a sibling resource, renamed to the list and wrapped.
+    let o = json!({"spec": {"storeRef": {"name": "vault", "kind": "ClusterStore"}}});
+    let out = run(&schema, &o);
+    assert!(out.validation.is_valid(), "{:?}", out.validation);
+    assert_eq!(
+        out.object["spec"],
+        json!({"storeRefs": [{"name": "vault", "kind": "ClusterStore"}]})
+    );
+    assert!(
+        reasons(&out).contains(&"a single object where a list of them is expected".to_string()),
+        "{:?}",
+        reasons(&out)
+    );
+    // A map keyed by names is another shape: the item's schema refuses it as it is.
+    let o = json!({"spec": {"storeRefs": {"vault": "ClusterStore"}}});
+    let out = run(&schema, &o);
+    assert!(!out.validation.is_valid());
+    assert_eq!(out.object, o);
+    assert!(
+        out.refused
+            .iter()
+            .any(|r| r.contains("no item of the list")),
+        "{:?}",
+        out.refused
+    );
+}

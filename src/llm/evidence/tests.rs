@@ -617,3 +617,20 @@ fn a_truth_value_needs_words_that_state_one() {
         assert_accepted(&given, &json!({"spec": {"suspend": b}}));
     }
 }
+
+#[test]
+fn a_truth_value_stated_in_words_keeps_no_digit_of_a_name_but_every_number_of_its_own() {
+    let given = json!({"spec": {"http2": "disabled - the proxy in front of it breaks on HTTP/2"}});
+    assert_accepted(&given, &json!({"spec": {"http2": false}}));
+    // The opposite of what the text states drops the remark's number and says something else.
+    assert_refused(
+        &given,
+        &json!({"spec": {"http2": true}}),
+        "/spec/http2",
+        "drops 2",
+    );
+    // A number of its own is a condition a truth value cannot keep.
+    let given = json!({"spec": {"autoPromotion": "yes, once it has been healthy for 10 minutes"}});
+    let yes = json!({"spec": {"autoPromotion": true}});
+    assert_refused(&given, &yes, "/spec/autoPromotion", "drops 10");
+}

@@ -875,7 +875,12 @@ fn object_readings(s: &str, node: &Value) -> Vec<Value> {
     out.extend(list_into_property(s, node));
     out.extend(label_selector(s, node));
     out.extend(named_reference(s, node));
-    out.extend(parts_as_fields(s, node));
+    // Two readings that differ only in the parts' order are offered where nothing else reads
+    // the text (`sts/redis-cache` is kubectl's TYPE/NAME, read above).
+    let parts = parts_as_fields(s, node);
+    if parts.len() == 1 || out.is_empty() {
+        out.extend(parts);
+    }
     out
 }
 
@@ -886,8 +891,14 @@ const MAX_PART_TAKERS: usize = 8;
 /// the PORT(S) column of `kubectl get svc`, for a port `{number, protocol, name}`): each part in
 /// a field of its own that takes it, when exactly one such assignment makes an object the
 /// schema takes, its rules and required fields included (the principle of a part split off to
-/// a sibling, for a new object).
-fn parts_as_fields(s: &str, node: &Value) -> Option<Value> {
+/// a sibling, for a new object). Two parts that the same two fields take either way round
+/// (`"smtp.example.com:587"` for `{host, port}`, both text) are two readings: the one that
+/// keeps the text's order in the schema's order first, and neither certain.
+fn parts_as_fields(s: &str, node: &Value) -> Vec<Value> {
+    parts_assignments(s, node).unwrap_or_default()
+}
+
+fn parts_assignments(s: &str, node: &Value) -> Option<Vec<Value>> {
     let properties = node.get("properties")?.as_object()?;
     let text = s.trim();
     let separator = ['/', ':'].into_iter().find(|c| text.contains(*c))?;
@@ -920,8 +931,23 @@ fn parts_as_fields(s: &str, node: &Value) -> Option<Value> {
     }
     let mut found: Vec<Value> = Vec::new();
     assign_parts(&takers, &mut Map::new(), node, &mut found);
+    let keys = |v: &Value| -> Vec<String> {
+        v.as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
     match found.as_slice() {
-        [only] => Some(only.clone()),
+        [only] => Some(vec![only.clone()]),
+        [a, b] if parts.len() == 2 && keys(a) == keys(b) => {
+            // In the text's order: the first part in the field the schema declares first.
+            let declared_first = properties.keys().find(|k| keys(a).contains(k))?;
+            let in_order = |v: &Value| v.get(declared_first) == Some(&Value::from(parts[0]));
+            Some(if in_order(b) {
+                vec![b.clone(), a.clone()]
+            } else {
+                vec![a.clone(), b.clone()]
+            })
+        }
         _ => None,
     }
 }
@@ -941,7 +967,7 @@ fn assign_parts(
         return;
     };
     for (name, value) in first {
-        if object.contains_key(*name) || found.len() > 1 {
+        if object.contains_key(*name) || found.len() > 2 {
             continue;
         }
         object.insert(name.to_string(), value.clone());
@@ -3137,15 +3163,25 @@ mod tests {
             "x-kubernetes-validations": [{"rule": "!has(self.targetPort)"}]});
         assert_eq!(
             parts_as_fields("9080/TCP", &port),
-            Some(json!({"number": 9080, "protocol": "TCP"}))
+            vec![json!({"number": 9080, "protocol": "TCP"})]
         );
-        // Two assignments the schema takes, or a part no field takes: no reading.
+        // Two assignments to different fields, or a part no field takes: no reading.
         let two = json!({"type": "object", "properties": {
             "number": {"type": "integer"}, "targetPort": {"type": "integer"},
             "protocol": {"type": "string", "enum": ["TCP"]}}});
-        assert_eq!(parts_as_fields("9080/TCP", &two), None);
-        assert_eq!(parts_as_fields("9080/SCTP", &port), None);
-        assert_eq!(parts_as_fields("web", &port), None);
+        assert!(parts_as_fields("9080/TCP", &two).is_empty());
+        assert!(parts_as_fields("9080/SCTP", &port).is_empty());
+        assert!(parts_as_fields("web", &port).is_empty());
+        // The same two fields either way round: both readings, the text's order first.
+        let host = json!({"type": "object", "required": ["host", "port"], "properties": {
+            "host": {"type": "string"}, "port": {"type": "string"}}});
+        assert_eq!(
+            parts_as_fields("smtp.example.com:587", &host),
+            vec![
+                json!({"host": "smtp.example.com", "port": "587"}),
+                json!({"host": "587", "port": "smtp.example.com"})
+            ]
+        );
         // Helm's `--set` keys from the chart's root: the place after the field's own name.
         let policy = json!({"type": "object", "properties": {"mode": {"type": "string"}}});
         assert_eq!(

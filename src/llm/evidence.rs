@@ -508,11 +508,23 @@ fn dropped(
     let on_record = old_text(old_object, &leaf.pointer)
         .map(|t| numbers(&t))
         .unwrap_or_default();
+    // A version's series (`0.28` of a written `0.28.1`: "0.28 is needed") is that version,
+    // said less precisely.
+    let series = written_numbers
+        .iter()
+        .filter(|n| n.matches('.').count() >= 2)
+        .flat_map(|n| {
+            let segments: Vec<&str> = n.split('.').collect();
+            (2..segments.len())
+                .map(|k| segments[..k].join("."))
+                .collect::<Vec<_>>()
+        });
     let kept: BTreeSet<String> = names_with_digits(&leaf.text)
         .into_iter()
         .filter(|w| candidate_names.contains(w))
         .flat_map(|w| numbers(&w))
         .chain(on_record)
+        .chain(series)
         .collect();
     // A comment glued into the value (`"ISRG Root X1   # the X3 cross-sign expired in 2021"`,
     // YAML's ` #` inside quotes) is a remark: its numbers are no values to keep.

@@ -634,3 +634,17 @@ fn a_truth_value_stated_in_words_keeps_no_digit_of_a_name_but_every_number_of_it
     let yes = json!({"spec": {"autoPromotion": true}});
     assert_refused(&given, &yes, "/spec/autoPromotion", "drops 10");
 }
+
+#[test]
+fn a_versions_series_in_a_remark_is_kept_by_the_version() {
+    let given = json!({"spec": {"version": "v0.28.1 (0.28 is needed for the Jira receiver)"}});
+    assert_accepted(&given, &json!({"spec": {"version": "v0.28.1"}}));
+    // Another version is no series of the one kept.
+    let given = json!({"spec": {"version": "v0.28.1 (0.29 is out next week)"}});
+    assert_refused(
+        &given,
+        &json!({"spec": {"version": "v0.28.1"}}),
+        "/spec/version",
+        "drops 0.29",
+    );
+}

@@ -647,6 +647,7 @@ pub fn evaluate(
     schema: &Value,
     value: &Value,
     old: OldSelf<'_>,
+    root: bool,
 ) -> RuleResult {
     let cel = match &rule.body {
         Body::Cel(cel) => cel,
@@ -655,7 +656,7 @@ pub fn evaluate(
             source,
             cel,
         } => {
-            if let Some(result) = shortcut.evaluate(schema, value) {
+            if let Some(result) = shortcut.evaluate(schema, value, root) {
                 return result;
             }
             match cel.get_or_init(|| compile_cel(source).map(|(cel, _)| cel)) {
@@ -664,15 +665,21 @@ pub fn evaluate(
             }
         }
     };
-    evaluate_cel(cel, schema, value, old)
+    evaluate_cel(cel, schema, value, old, root)
 }
 
-fn evaluate_cel(rule: &Cel, schema: &Value, value: &Value, old: OldSelf<'_>) -> RuleResult {
+fn evaluate_cel(
+    rule: &Cel,
+    schema: &Value,
+    value: &Value,
+    old: OldSelf<'_>,
+    root: bool,
+) -> RuleResult {
     let features = Features {
         optional: rule.features.optional || matches!(old, OldSelf::Optional(_)),
         ..rule.features
     };
-    match run(rule.runnable(), features, schema, value, old) {
+    match run(rule.runnable(), features, schema, value, old, root) {
         Ok(CelValue::Bool(true)) => RuleResult::Pass,
         Ok(CelValue::Bool(false)) => RuleResult::Fail,
         Ok(other) => RuleResult::Unsupported(format!(
@@ -686,7 +693,7 @@ fn evaluate_cel(rule: &Cel, schema: &Value, value: &Value, old: OldSelf<'_>) -> 
 impl Shortcut {
     /// What the CEL evaluation of the rule would say, or `None` where the shortcut does not
     /// decide (the caller then evaluates the rule with CEL).
-    fn evaluate(&self, schema: &Value, value: &Value) -> Option<RuleResult> {
+    fn evaluate(&self, schema: &Value, value: &Value, root: bool) -> Option<RuleResult> {
         match self {
             // `self` binds a JSON string as a CEL string unless its `format` types it.
             Shortcut::Matches(pattern) => {
@@ -712,7 +719,10 @@ impl Shortcut {
                 }
                 // A field the API server prunes is absent for CEL.
                 let present = map.contains_key(field.as_str())
-                    && ObjectSchema::of(schema).child(field).is_some();
+                    && ObjectSchema::of(schema)
+                        .at_root(root)
+                        .child(field)
+                        .is_some();
                 Some(if present {
                     RuleResult::Pass
                 } else {
@@ -738,13 +748,14 @@ pub fn evaluate_message(
     schema: &Value,
     value: &Value,
     old: OldSelf<'_>,
+    root: bool,
 ) -> Result<String, String> {
     let (rule, _) = compile_cel(source)?;
     let features = Features {
         optional: rule.features.optional || matches!(old, OldSelf::Optional(_)),
         ..rule.features
     };
-    match run(rule.runnable(), features, schema, value, old) {
+    match run(rule.runnable(), features, schema, value, old, root) {
         Ok(CelValue::String(s)) => Ok(s.to_string()),
         Ok(other) => Err(format!(
             "messageExpression evaluated to {:?}, not a string",
@@ -760,16 +771,17 @@ fn run(
     schema: &Value,
     value: &Value,
     old: OldSelf<'_>,
+    root: bool,
 ) -> Result<CelValue, ExecutionError> {
     let mut typed = false;
-    let self_val = to_val(value, schema, 0, &mut typed)?;
+    let self_val = cel_self(value, schema, root, &mut typed)?;
     let old_val = match old {
         OldSelf::Absent => None,
-        OldSelf::Value(old) => Some(to_val(old, schema, 0, &mut typed)?),
+        OldSelf::Value(old) => Some(cel_self(old, schema, root, &mut typed)?),
         OldSelf::Optional(None) => Some(Box::new(CelOptional::none()) as Box<dyn Val>),
-        OldSelf::Optional(Some(old)) => {
-            Some(Box::new(CelOptional::of(to_val(old, schema, 0, &mut typed)?)) as Box<dyn Val>)
-        }
+        OldSelf::Optional(Some(old)) => Some(Box::new(CelOptional::of(cel_self(
+            old, schema, root, &mut typed,
+        )?)) as Box<dyn Val>),
     };
     // A duration or timestamp the schema made needs their functions (`getHours`, `string`, …).
     let features = if typed {
@@ -1042,29 +1054,51 @@ fn to_val(
             }
             Box::new(CelList::from(out))
         }
-        Value::Object(map) => {
-            let object_schema = ObjectSchema::of(schema);
-            let mut out = HashMap::with_capacity(map.len());
-            for (k, v) in map {
-                // Pruned by the API server before validation: CEL never sees it.
-                let Some(child) = object_schema.child(k) else {
-                    continue;
-                };
-                // A declared property is seen under its escaped name (`__namespace__`); one
-                // the API server cannot escape is not seen at all.
-                let key = if object_schema.properties.is_some_and(|p| p.contains_key(k)) {
-                    match escaping::escape(k) {
-                        Some(escaped) => escaped.into_owned(),
-                        None => continue,
-                    }
-                } else {
-                    k.clone()
-                };
-                out.insert(CelMapKey::from(key), to_val(v, child, depth + 1, typed)?);
-            }
-            Box::new(CelMap::from(out))
-        }
+        Value::Object(map) => object_val(map, &ObjectSchema::of(schema), depth, typed)?,
     })
+}
+
+/// `self` (or `oldSelf`) as CEL sees it: at the root of a resource its `metadata` holds only
+/// `name` and `generateName`, whatever the schema declares there.
+fn cel_self(
+    value: &Value,
+    schema: &Value,
+    root: bool,
+    typed: &mut bool,
+) -> Result<Box<dyn Val + 'static>, ExecutionError> {
+    match value {
+        Value::Object(map) if root => {
+            object_val(map, &ObjectSchema::of(schema).at_root(true), 0, typed)
+        }
+        _ => to_val(value, schema, 0, typed),
+    }
+}
+
+fn object_val(
+    map: &serde_json::Map<String, Value>,
+    object_schema: &ObjectSchema<'_>,
+    depth: usize,
+    typed: &mut bool,
+) -> Result<Box<dyn Val + 'static>, ExecutionError> {
+    let mut out = HashMap::with_capacity(map.len());
+    for (k, v) in map {
+        // Pruned by the API server before validation: CEL never sees it.
+        let Some(child) = object_schema.child(k) else {
+            continue;
+        };
+        // A declared property is seen under its escaped name (`__namespace__`); one the API
+        // server cannot escape is not seen at all.
+        let key = if object_schema.properties.is_some_and(|p| p.contains_key(k)) {
+            match escaping::escape(k) {
+                Some(escaped) => escaped.into_owned(),
+                None => continue,
+            }
+        } else {
+            k.clone()
+        };
+        out.insert(CelMapKey::from(key), to_val(v, child, depth + 1, typed)?);
+    }
+    Ok(Box::new(CelMap::from(out)))
 }
 
 /// The `format` of a `type: string` schema that the API server hands to CEL as another type
@@ -1126,6 +1160,17 @@ struct ObjectSchema<'s> {
     additional: Option<&'s Value>,
     preserve: bool,
     embedded: bool,
+    /// The resource's root: `metadata` is the API server's (`name` and `generateName`).
+    root: bool,
+}
+
+/// What CEL sees of a resource's `metadata` at its root (`self.metadata.name`).
+fn root_metadata() -> &'static Value {
+    static METADATA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    METADATA.get_or_init(|| {
+        serde_json::json!({"type": "object", "properties": {
+            "name": {"type": "string"}, "generateName": {"type": "string"}}})
+    })
 }
 
 impl<'s> ObjectSchema<'s> {
@@ -1135,13 +1180,26 @@ impl<'s> ObjectSchema<'s> {
             additional: schema.get("additionalProperties").filter(|a| a.is_object()),
             preserve: schema::preserves_unknown(schema),
             embedded: schema::is_embedded(schema),
+            root: false,
         }
+    }
+
+    fn at_root(self, root: bool) -> Self {
+        ObjectSchema { root, ..self }
     }
 
     /// The schema of field `key` as CEL sees it (`Null` when untyped), or `None` when the API
     /// server prunes the field.
     fn child(&self, key: &str) -> Option<&'s Value> {
-        if let Some(p) = self.properties.and_then(|p| p.get(key)) {
+        let declared = self.properties.and_then(|p| p.get(key));
+        if self.root && key == "metadata" {
+            // A CRD may restrict `name` and `generateName` there; nothing else is CEL's.
+            return Some(match declared {
+                Some(m) if m.get("properties").is_some() => m,
+                _ => root_metadata(),
+            });
+        }
+        if let Some(p) = declared {
             Some(p)
         } else if let Some(a) = self.additional {
             Some(a)
@@ -1183,7 +1241,7 @@ mod tests {
 
     fn eval(rule: &str, schema: Value, value: Value) -> RuleResult {
         let compiled = compile(rule).expect("compiles");
-        evaluate(&compiled, &schema, &value, OldSelf::Absent)
+        evaluate(&compiled, &schema, &value, OldSelf::Absent, false)
     }
 
     #[test]
@@ -1377,7 +1435,7 @@ mod tests {
         match compile_cel(rule) {
             Ok((mut cel, _)) => {
                 cel.features.library |= library;
-                evaluate_cel(&cel, schema, value, OldSelf::Absent)
+                evaluate_cel(&cel, schema, value, OldSelf::Absent, false)
             }
             Err(e) => RuleResult::Unsupported(e),
         }
@@ -1386,7 +1444,7 @@ mod tests {
     /// `rule` through [`compile`] and [`evaluate`] (with the shortcut, if it has one).
     fn eval_any(rule: &str, schema: &Value, value: &Value) -> RuleResult {
         match compile(rule) {
-            Ok(compiled) => evaluate(&compiled, schema, value, OldSelf::Absent),
+            Ok(compiled) => evaluate(&compiled, schema, value, OldSelf::Absent, false),
             Err(e) => RuleResult::Unsupported(e),
         }
     }
@@ -1661,9 +1719,11 @@ mod tests {
                     // oldSelf bound as an optional (optionalOldSelf).
                     let (mut cel, _) = compile_cel(rule).unwrap();
                     for old in [None, Some(value)] {
-                        let env_free = evaluate_cel(&cel, &schema, value, OldSelf::Optional(old));
+                        let env_free =
+                            evaluate_cel(&cel, &schema, value, OldSelf::Optional(old), false);
                         cel.features.library = true;
-                        let full = evaluate_cel(&cel, &schema, value, OldSelf::Optional(old));
+                        let full =
+                            evaluate_cel(&cel, &schema, value, OldSelf::Optional(old), false);
                         cel.features.library = library(rule);
                         assert!(
                             same(&env_free, &full),

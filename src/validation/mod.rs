@@ -1112,7 +1112,8 @@ impl<'a> Walker<'a> {
         if let Some(flow) = self.charge_rule(run, site, text, compiled.transition, bound, &shown) {
             return flow;
         }
-        let result = self::cel::evaluate(compiled, site.schema, site.value, old_self());
+        let root = site.pointer.is_empty();
+        let result = self::cel::evaluate(compiled, site.schema, site.value, old_self(), root);
         let message = match result {
             RuleResult::Pass => return Flow::Go,
             RuleResult::Unsupported(why) => {
@@ -1226,6 +1227,7 @@ impl<'a> Walker<'a> {
                             site.schema,
                             site.value,
                             old_self,
+                            site.pointer.is_empty(),
                         )),
                     },
                 );

@@ -1520,6 +1520,34 @@ fn estimates_agree_with_the_api_servers_own_expected_costs() {
 }
 
 #[test]
+fn a_rule_at_the_root_sees_the_resources_name_and_generate_name_only() {
+    // As controller-gen writes a root: `metadata: {type: object}`, no properties. The API
+    // server still hands CEL the resource's `metadata.name` and `metadata.generateName` there
+    // (and nothing else of metadata); crfix saw an empty metadata and let such rules pass.
+    let schema = |rule: &str| {
+        json!({"type": "object", "properties": {
+            "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": {"type": "object", "properties": {"cluster": {"type": "string"}}}},
+            "x-kubernetes-validations": [{"rule": rule, "message": "not the cluster's name"}]})
+    };
+    let object = |name: &str| {
+        json!({"apiVersion": "x/v1", "kind": "Pooler",
+               "metadata": {"name": name, "namespace": "db", "labels": {"a": "b"}},
+               "spec": {"cluster": "pg"}})
+    };
+    let same_name = "!has(self.metadata.name) || self.metadata.name != self.spec.cluster";
+    assert_eq!(
+        only_error(&run(&schema(same_name), &object("pg"))).message,
+        "Invalid value: \"object\": not the cluster's name"
+    );
+    assert!(run(&schema(same_name), &object("pg-pooler")).is_valid());
+    // Nothing else of metadata is CEL's.
+    assert!(run(&schema("!has(self.metadata.namespace)"), &object("x")).is_valid());
+    assert!(run(&schema("!has(self.metadata.labels)"), &object("x")).is_valid());
+}
+
+#[test]
 fn a_conversion_is_sized_as_a_number_and_ordering_numbers_is_one_call() {
     // cel-go charges a fixed 1 for `<`, `<=`, `>`, `>=` on anything but strings and bytes, and
     // `duration(s)` is one call whose result is a duration, however long `s` may be: Istio's

@@ -188,7 +188,7 @@ pub(super) mod test_support {
             _ => json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
         };
         let compiled = compile(rule).expect("compiles");
-        evaluate(&compiled, &schema, &value, OldSelf::Absent)
+        evaluate(&compiled, &schema, &value, OldSelf::Absent, false)
     }
 
     /// Asserts that each rule passes (on `null`).

@@ -1513,13 +1513,18 @@ type Read = (f64, (Dimension, f64), String, usize);
 /// written one after the other, largest unit first (`2 minutes 30 seconds`, `1 hour and 30
 /// minutes`), are one amount.
 fn amounts(text: &str) -> Vec<Amount> {
-    // A cron expression that only steps states the interval it runs at (`*/15 * * * *`).
+    // A cron expression that only steps states the interval it runs at (`*/15 * * * *`), said
+    // with each of its numbers (`0 */6 * * *`: the minute it starts at and the step).
     if let Some((value, number)) = super::cron::cron_interval(text) {
+        let said_with = text
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()))
+            .count();
         return vec![Amount {
             said: text.trim().to_string(),
             dimension: Dimension::Time,
             value,
-            numbers: 1,
+            numbers: said_with.max(1),
             number,
             fixed: true,
         }];
@@ -2401,6 +2406,8 @@ mod tests {
         // whole number of milliseconds makes no amount at all.
         assert_eq!(amount_spellings("a quarter of a second"), ["250ms"]);
         assert_eq!(amount_spellings("*/15 * * * *"), ["15m", "900s"]);
+        // Started at minute 0, said with two numbers: the interval still.
+        assert_eq!(amount_spellings("0 */6 * * *"), ["6h", "360m"]);
         assert_eq!(
             amount_spellings("three quarters of an hour"),
             ["45m", "2700s"]

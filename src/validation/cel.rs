@@ -1160,7 +1160,8 @@ struct ObjectSchema<'s> {
     additional: Option<&'s Value>,
     preserve: bool,
     embedded: bool,
-    /// The resource's root: `metadata` is the API server's (`name` and `generateName`).
+    /// The resource's root (an embedded resource is one too): `metadata` is the API server's
+    /// (`name` and `generateName`).
     root: bool,
 }
 
@@ -1192,10 +1193,16 @@ impl<'s> ObjectSchema<'s> {
     /// server prunes the field.
     fn child(&self, key: &str) -> Option<&'s Value> {
         let declared = self.properties.and_then(|p| p.get(key));
-        if self.root && key == "metadata" {
-            // A CRD may restrict `name` and `generateName` there; nothing else is CEL's.
+        if (self.root || self.embedded) && key == "metadata" {
+            // The API server's `WithTypeAndObjectMeta`: a declared `metadata` is kept only when
+            // it types both `name` and `generateName`; otherwise CEL sees those two alone.
+            let typed = |m: &Value, field: &str| {
+                m.get("properties")
+                    .and_then(|p| p.get(field))
+                    .is_some_and(|f| schema::type_of(f) == "string")
+            };
             return Some(match declared {
-                Some(m) if m.get("properties").is_some() => m,
+                Some(m) if typed(m, "name") && typed(m, "generateName") => m,
                 _ => root_metadata(),
             });
         }
@@ -1203,9 +1210,7 @@ impl<'s> ObjectSchema<'s> {
             Some(p)
         } else if let Some(a) = self.additional {
             Some(a)
-        } else if self.preserve
-            || (self.embedded && matches!(key, "apiVersion" | "kind" | "metadata"))
-        {
+        } else if self.preserve || (self.embedded && matches!(key, "apiVersion" | "kind")) {
             Some(&Value::Null)
         } else {
             None

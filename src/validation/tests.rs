@@ -1545,6 +1545,18 @@ fn a_rule_at_the_root_sees_the_resources_name_and_generate_name_only() {
     // Nothing else of metadata is CEL's.
     assert!(run(&schema("!has(self.metadata.namespace)"), &object("x")).is_valid());
     assert!(run(&schema("!has(self.metadata.labels)"), &object("x")).is_valid());
+    // An embedded resource is a resource root too.
+    let embedded = |rule: &str| {
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "template": {"type": "object", "x-kubernetes-embedded-resource": true,
+                "x-kubernetes-preserve-unknown-fields": true,
+                "x-kubernetes-validations": [{"rule": rule, "message": "bad"}]}}}}})
+    };
+    let o = json!({"spec": {"template": {"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"a": "b"}}}}});
+    assert!(run(&embedded("self.metadata.name == 'p'"), &o).is_valid());
+    assert!(run(&embedded("!has(self.metadata.labels)"), &o).is_valid());
+    assert!(!run(&embedded("self.metadata.name == 'q'"), &o).is_valid());
 }
 
 #[test]

@@ -102,7 +102,40 @@ pub fn contradiction(
         })
         .or_else(|| amount_and_count(node, text, old, description))
         .or_else(|| wrong_direction(text, old))
+        .or_else(|| wrong_parity(text))
         .or_else(|| unchanged_but_different(value, old))
+}
+
+/// A whole number the text calls odd or even when it is not (`"4 (an odd number, so the
+/// ensemble keeps its quorum)"`): the words contradict the number, so neither is the reading.
+fn wrong_parity(text: &str) -> Option<Contradiction> {
+    let numbers = numbers_said(text);
+    let [said] = numbers.as_slice() else {
+        return None;
+    };
+    if !said.decimal || said.value.fract() != 0.0 {
+        return None;
+    }
+    let negated = crate::certainty::negated_words(text);
+    let said_words = words(text);
+    // `odd number`, `even count`: the parity of a count (`even spread` says something else).
+    let called = |word: &str| {
+        !negated.iter().any(|n| n == word)
+            && said_words
+                .windows(2)
+                .any(|pair| pair[0] == word && matches!(pair[1].as_str(), "number" | "count"))
+    };
+    let even = said.value % 2.0 == 0.0;
+    let word = match (called("odd"), called("even")) {
+        (true, false) if even => "odd",
+        (false, true) if !even => "even",
+        _ => return None,
+    };
+    Some(Contradiction {
+        first: word.to_string(),
+        second: format!("{} is {}", said.value, if even { "even" } else { "odd" }),
+        kind: Kind::Direction,
+    })
 }
 
 /// On UPDATE, a value whose own words say it did not change (`"9090 (unchanged, still the app
@@ -1731,6 +1764,27 @@ mod tests {
 
     fn policy_node() -> Value {
         json!({"type": "string", "enum": ["CatalogProvided", "SelfCertified"]})
+    }
+
+    #[test]
+    fn a_number_called_odd_or_even_when_it_is_not_is_a_contradiction() {
+        let node = json!({"type": "integer"});
+        let c = contradiction(
+            Some(&node),
+            &json!("4 (an odd number, for the quorum)"),
+            None,
+        );
+        assert!(c.unwrap().to_string().contains("4 is even"));
+        assert!(contradiction(
+            Some(&node),
+            &json!("5 (an odd number, for the quorum)"),
+            None
+        )
+        .is_none());
+        assert!(contradiction(Some(&node), &json!("3, never an even count"), None).is_none());
+        assert!(contradiction(Some(&node), &json!("7, an even number"), None).is_some());
+        // `even` that is no parity.
+        assert!(contradiction(Some(&node), &json!("7 (even spread over zones)"), None).is_none());
     }
 
     #[test]

@@ -476,31 +476,10 @@ fn dropped(
     old_object: Option<&Value>,
     candidate: &Value,
 ) -> Option<Violation> {
-    let restated = candidate.pointer(&leaf.pointer).is_some_and(|v| {
-        // A URL's host where a host belongs, a command line's flag: the rest is syntax.
-        crate::certainty::text_gives_for(&leaf.text, &leaf.pointer) == Some(scalar_text(v).as_str())
-            || super::readings::same_amount(&leaf.text, &scalar_text(v))
-            || super::readings::scaled_number(&leaf.text, &scalar_text(v))
-            || states_schedule(&leaf.text, &scalar_text(v))
-            || old_text(old_object, &leaf.pointer).is_some_and(|stored| {
-                super::cron::moved_time(&leaf.text, &stored).as_deref()
-                    == Some(scalar_text(v).as_str())
-            })
-            || relative_to_old(
-                &Value::from(leaf.text.as_str()),
-                old_object,
-                &leaf.pointer,
-                &scalar_text(v),
-            )
-            || in_field_unit(
-                schema,
-                &leaf.pointer,
-                &Value::from(leaf.text.as_str()),
-                &scalar_text(v),
-                old_object,
-            )
-    });
-    if restated {
+    if candidate
+        .pointer(&leaf.pointer)
+        .is_some_and(|v| restated(leaf, schema, old_object, &scalar_text(v)))
+    {
         return None;
     }
     // On UPDATE the old object's value there is on record: `"1.13.3 -> 1.14.5"` over an old
@@ -508,23 +487,12 @@ fn dropped(
     let on_record = old_text(old_object, &leaf.pointer)
         .map(|t| numbers(&t))
         .unwrap_or_default();
-    // A version's series (`0.28` of a written `0.28.1`: "0.28 is needed") is that version,
-    // said less precisely.
-    let series = written_numbers
-        .iter()
-        .filter(|n| n.matches('.').count() >= 2)
-        .flat_map(|n| {
-            let segments: Vec<&str> = n.split('.').collect();
-            (2..segments.len())
-                .map(|k| segments[..k].join("."))
-                .collect::<Vec<_>>()
-        });
     let kept: BTreeSet<String> = names_with_digits(&leaf.text)
         .into_iter()
         .filter(|w| candidate_names.contains(w))
         .flat_map(|w| numbers(&w))
         .chain(on_record)
-        .chain(series)
+        .chain(version_series(written_numbers))
         .collect();
     // A comment glued into the value (`"ISRG Root X1   # the X3 cross-sign expired in 2021"`,
     // YAML's ` #` inside quotes) is a remark: its numbers are no values to keep.
@@ -536,11 +504,7 @@ fn dropped(
         .pointer(&leaf.pointer)
         .and_then(Value::as_bool)
         .is_some_and(|b| super::readings::stated_bool(&leaf.text) == Some(b));
-    let own_numbers: BTreeSet<String> = super::readings::numbers_said(value_part)
-        .iter()
-        .filter_map(|n| crate::repair::coerce::number_value(n.value))
-        .map(|v| v.to_string())
-        .collect();
+    let own_numbers = standalone_numbers(value_part);
     let dropped = numbers(value_part).into_iter().find(|n| {
         !written_numbers.contains(n)
             && !kept.contains(n)
@@ -554,6 +518,46 @@ fn dropped(
             quote_str(&leaf.text)
         ),
     })
+}
+
+/// Is `written` the user's `leaf` said another way: a URL's host where a host belongs, a
+/// command line's flag (the rest is syntax), the same amount in another unit or scale, the
+/// schedule the words state, the stored time moved, a change of the stored value?
+fn restated(leaf: &Leaf, schema: &Value, old_object: Option<&Value>, written: &str) -> bool {
+    let said = Value::from(leaf.text.as_str());
+    crate::certainty::text_gives_for(&leaf.text, &leaf.pointer) == Some(written)
+        || super::readings::same_amount(&leaf.text, written)
+        || super::readings::scaled_number(&leaf.text, written)
+        || states_schedule(&leaf.text, written)
+        || old_text(old_object, &leaf.pointer).is_some_and(|stored| {
+            super::cron::moved_time(&leaf.text, &stored).as_deref() == Some(written)
+        })
+        || relative_to_old(&said, old_object, &leaf.pointer, written)
+        || in_field_unit(schema, &leaf.pointer, &said, written, old_object)
+}
+
+/// The series of each written version (`0.28` of `0.28.1`): that version, said less
+/// precisely ("0.28 is needed").
+fn version_series(written_numbers: &BTreeSet<String>) -> impl Iterator<Item = String> + '_ {
+    written_numbers
+        .iter()
+        .filter(|n| n.matches('.').count() >= 2)
+        .flat_map(|n| {
+            let segments: Vec<&str> = n.split('.').collect();
+            (2..segments.len())
+                .map(|k| segments[..k].join("."))
+                .collect::<Vec<_>>()
+        })
+}
+
+/// The numbers `text` writes as words of their own (`3 replicas`, not the `1` of `md-1`),
+/// as the JSON numbers they state.
+fn standalone_numbers(text: &str) -> BTreeSet<String> {
+    super::readings::numbers_said(text)
+        .iter()
+        .filter_map(|n| crate::repair::coerce::number_value(n.value))
+        .map(|v| v.to_string())
+        .collect()
 }
 
 /// The numbers of `text` that a remark in brackets asks to leave out: a clause of it (cut at
@@ -679,12 +683,7 @@ impl Evidence {
             operators: BTreeSet::new(),
         };
         for text in texts {
-            evidence.standalone_numbers.extend(
-                super::readings::numbers_said(text)
-                    .iter()
-                    .filter_map(|n| crate::repair::coerce::number_value(n.value))
-                    .map(|v| v.to_string()),
-            );
+            evidence.standalone_numbers.extend(standalone_numbers(text));
             evidence.operators.extend(operators(text));
             evidence.numbers.extend(numbers(text));
             let tokens = tokens(text);

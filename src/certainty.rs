@@ -15,7 +15,8 @@ use serde_json::Value;
 use crate::guardrails::Violation;
 use crate::pointer;
 use crate::repair::coerce::{
-    holds_list_separator, item_separator, may_be_several_items, split_outside_quotes,
+    holds_list_separator, item_separator, may_be_several_items, may_be_several_names,
+    split_outside_quotes,
 };
 use crate::schema;
 use crate::types::{ErrorKind, FieldError};
@@ -1154,9 +1155,14 @@ fn prose_items(schema: &Value, path: &str, before: &Value, after: &Value) -> Opt
             .is_some_and(|s| may_be_several_items(s, item_node))
     };
     match items.as_slice() {
-        [Value::String(item)] if item.trim() == text.trim() && prose(&items[0]) => Some(format!(
-            "{path}: a string with blanks in it, wrapped whole into a one-item list, may be several items or one with a remark"
-        )),
+        [Value::String(item)]
+            if item.trim() == text.trim()
+                && (prose(&items[0]) || may_be_several_names(item, item_node)) =>
+        {
+            Some(format!(
+                "{path}: a string with blanks or names joined by a colon or a bar in it, wrapped whole into a one-item list, may be several items or one with a remark"
+            ))
+        }
         [_, _, ..] if items.iter().any(prose) => Some(format!(
             "{path}: the string's parts still hold blanks: they may be prose, not items"
         )),
@@ -2022,6 +2028,18 @@ mod tests {
         assert!(split(
             json!({"names": "websecure"}),
             json!({"names": ["websecure"]})
+        )
+        .is_ok());
+        // So are names joined by a colon (OpenSSL's cipher list); a host and its port are one.
+        let e = split(
+            json!({"names": "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305"}),
+            json!({"names": ["ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305"]}),
+        )
+        .unwrap_err();
+        assert!(e.contains("several items"), "{e}");
+        assert!(split(
+            json!({"names": "web.example.com:8443"}),
+            json!({"names": ["web.example.com:8443"]})
         )
         .is_ok());
         // Split at its commas, a sentence gives items that are prose: not certain.

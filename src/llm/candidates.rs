@@ -1018,11 +1018,15 @@ fn document_in_string(s: &str, kind: &str) -> Option<Value> {
 
 /// A list written as one string: split at its strongest separator when it has one (line
 /// breaks, else `;`, else commas: `"server auth, client auth"`, an item may hold a blank or a
-/// weaker separator), else at blanks, lower-cased or as written; the allowed items it names
+/// weaker separator; names joined by `:` or `|`, `coerce::names_separator`), else at blanks, lower-cased or as written; the allowed items it names
 /// (`"GET and HEAD only"` → `[GET, HEAD]`); one of its words alone (`"candidate (was stable)"`).
 fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
     let mut out = Vec::new();
-    let separator = crate::repair::coerce::item_separator(s);
+    // Names joined by `:` or `|` with no blank between (an OpenSSL cipher list) are listed too.
+    let separator = crate::repair::coerce::item_separator(s).or_else(|| {
+        crate::repair::coerce::names_separator(s)
+            .filter(|_| !s.trim().contains(char::is_whitespace))
+    });
     let listed = separator.is_some();
     let items: Vec<&str> = crate::repair::coerce::split_outside_quotes(s, |c: char| {
         Some(c) == separator || (!listed && c.is_whitespace())
@@ -3257,6 +3261,23 @@ mod tests {
                 json!([{"dns": "search.acme.internal"}, {"ip": "10.20.30.40"}]),
                 json!([{"dns": "search.acme.internal"}, {"dns": "10.20.30.40"}]),
             ]
+        );
+    }
+
+    #[test]
+    fn names_joined_by_a_colon_are_listed_and_a_host_with_its_port_is_one_item() {
+        let node = json!({"type": "array", "items": {"type": "string"}});
+        let lists = list_rewrites(
+            "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305",
+            &node,
+        );
+        assert_eq!(
+            lists[0],
+            json!(["ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-CHACHA20-POLY1305"])
+        );
+        assert_eq!(
+            list_rewrites("web.example.com:8443", &node)[0],
+            json!(["web.example.com:8443"])
         );
     }
 

@@ -111,10 +111,40 @@ pub fn holds_list_separator(s: &str) -> bool {
 /// where the item's schema itself takes exactly such values (an enum, a pattern or a format:
 /// validation then decides, `"server auth"` is one usage); for free text it is a proposal.
 pub fn may_be_several_items(s: &str, item_node: Option<&Value>) -> bool {
-    let constrained = item_node.is_some_and(|n| {
+    !constrained(item_node) && s.trim().contains(char::is_whitespace)
+}
+
+/// Names joined by `:` or `|` ([`names_separator`]) wrapped whole into a list of free text: one
+/// reading of several, as [`may_be_several_items`]. Inside an item of a list already divided
+/// by a stronger separator the mark is the item's own (`"User:alice;User:bob"`).
+pub fn may_be_several_names(s: &str, item_node: Option<&Value>) -> bool {
+    !constrained(item_node) && names_separator(s).is_some()
+}
+
+/// An item schema that itself says which strings are items (an enum, a pattern or a format):
+/// validation then decides.
+fn constrained(item_node: Option<&Value>) -> bool {
+    item_node.is_some_and(|n| {
         n.get("enum").is_some() || n.get("pattern").is_some() || n.get("format").is_some()
-    });
-    !constrained && s.trim().contains(char::is_whitespace)
+    })
+}
+
+/// The `:` or `|` a string joins names with, as lists are written where commas are not used
+/// (OpenSSL's cipher list `"ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305"`, a
+/// `PATH`, an alternation `"GET|HEAD"`): every part it cuts is a name of its own (letters,
+/// digits, `-`, `_`, `.`, with a letter). A part that is a number (`host:8443`, `nginx:1.25`)
+/// or holds a `/` (`https://host`) makes the mark part of one value.
+pub fn names_separator(s: &str) -> Option<char> {
+    let s = s.trim();
+    let name = |p: &str| {
+        p.chars().any(char::is_alphabetic)
+            && p.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    [':', '|'].into_iter().find(|&c| {
+        let parts: Vec<&str> = s.split(c).collect();
+        parts.len() > 1 && parts.iter().all(|p| name(p))
+    })
 }
 
 /// The separator a string divides its items with: the strongest it holds (a line break, then
@@ -248,6 +278,29 @@ mod tests {
         assert!(!may_be_several_items(" websecure ", Some(&free)));
         let usages = json!({"type": "string", "enum": ["server auth", "client auth"]});
         assert!(!may_be_several_items("server auth", Some(&usages)));
+    }
+
+    #[test]
+    fn names_joined_by_a_colon_or_a_bar_may_be_several_items() {
+        let free = json!({"type": "string"});
+        let ciphers = "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305";
+        assert_eq!(names_separator(ciphers), Some(':'));
+        assert!(may_be_several_names(ciphers, Some(&free)));
+        assert!(!may_be_several_items(ciphers, Some(&free)));
+        assert_eq!(names_separator("GET|HEAD"), Some('|'));
+        // A port, a tag, a URL: the mark belongs to one value.
+        for one in [
+            "web.example.com:8443",
+            "nginx:1.25",
+            "https://example.com",
+            "a::b",
+            "x",
+        ] {
+            assert_eq!(names_separator(one), None, "{one}");
+            assert!(!may_be_several_names(one, Some(&free)), "{one}");
+        }
+        let pattern = json!({"type": "string", "pattern": "^[A-Z:]+$"});
+        assert!(!may_be_several_names("A:B", Some(&pattern)));
     }
 
     #[test]

@@ -689,11 +689,15 @@ impl Engine<'_, '_> {
 }
 
 /// Why a string wrapped whole into a list would be only one reading of several: it holds a list
-/// separator, or blanks in a list of free text (`coerce::may_be_several_items`).
+/// separator, or blanks or names joined by `:` or `|` in a list of free text
+/// (`coerce::may_be_several_items`).
 fn one_reading_of_several(value: &Value, item_node: Option<&Value>) -> Option<&'static str> {
     let s = value.as_str()?;
     if coerce::holds_list_separator(s) {
         return Some("the string holds a list separator; wrapped whole it would become one item that names none of them");
+    }
+    if coerce::may_be_several_names(s, item_node) {
+        return Some("the string joins names with a colon or a bar, as some lists are written; wrapped whole into a list it is only one reading");
     }
     coerce::may_be_several_items(s, item_node).then_some(
         "the string has blanks in it; it may be several items, or one with a remark, so wrapped whole into a list it is only one reading",

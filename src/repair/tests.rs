@@ -378,15 +378,21 @@ fn a_rule_changes_a_type_only_where_one_reading_is_left() {
     let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
         "entryPoints": {"type": "array", "items": {"type": "string"}},
         "groupBy": {"type": "array", "items": {"type": "string"}},
-        "tags": {"type": "array", "items": {"type": "string"}}}}}});
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "ciphers": {"type": "array", "items": {"type": "string"}},
+        "hosts": {"type": "array", "items": {"type": "string"}}}}}});
     let o = json!({"spec": {"entryPoints": ["web", "websecure", 443], "groupBy": "all labels",
-        "tags": "single"}});
+        "tags": "single", "ciphers": "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-RSA-CHACHA20-POLY1305",
+        "hosts": "web.example.com:8443"}});
     let out = run(&schema, &o);
-    // A port among entry-point names is not made a name; a string with blanks is not one item.
+    // A port among entry-point names is not made a name; a string with blanks, or names joined
+    // by a colon, is not one item; a host with its port is.
     assert_eq!(out.object["spec"]["entryPoints"], o["spec"]["entryPoints"]);
     assert_eq!(out.object["spec"]["groupBy"], json!("all labels"));
     assert_eq!(out.object["spec"]["tags"], json!(["single"]));
-    for why in ["names, not numbers", "blanks"] {
+    assert_eq!(out.object["spec"]["ciphers"], o["spec"]["ciphers"]);
+    assert_eq!(out.object["spec"]["hosts"], json!(["web.example.com:8443"]));
+    for why in ["names, not numbers", "blanks", "joins names with a colon"] {
         assert!(
             out.refused.iter().any(|r| r.contains(why)),
             "{why}: {:?}",

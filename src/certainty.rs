@@ -144,20 +144,33 @@ pub fn stale_sides(given: &Value, old: Option<&Value>, errors: &[FieldError]) ->
     out
 }
 
-/// Does the CEL rule read the property `key` of `self` only as `has(self.key)`? In
+/// Does the CEL rule read the property `key` of `self` only for whether it is there:
+/// `has(self.key)`, or that it is not empty (`self.key != ''`, `size(self.key) > 0`, as
+/// webhooks written as rules test a field that is "set")? In
 /// `!has(self.max) || self.min <= self.max` it compares the value too.
 fn tests_presence_only(rule: &str, key: &str) -> bool {
     let field = format!("self.{key}");
-    let reads = rule
+    let compact: String = rule.chars().filter(|c| !c.is_whitespace()).collect();
+    let reads = compact
         .match_indices(&field)
         .filter(|(at, _)| {
-            !rule[at + field.len()..]
+            !compact[at + field.len()..]
                 .chars()
                 .next()
                 .is_some_and(|c| c.is_alphanumeric() || c == '_')
         })
         .count();
-    reads > 0 && rule.matches(&format!("has({field})")).count() == reads
+    let presence: usize = [
+        format!("has({field})"),
+        format!("{field}!=''"),
+        format!("{field}!=\"\""),
+        format!("size({field})>0"),
+        format!("size({field})!=0"),
+    ]
+    .iter()
+    .map(|form| compact.matches(form.as_str()).count())
+    .sum();
+    reads > 0 && presence == reads
 }
 
 /// [`meaning_kept_over`] on CREATE (no stored object).
@@ -2230,6 +2243,20 @@ mod tests {
             ["/spec/version"]
         );
         assert!(!tests_presence_only("has(self.versions)", "version"));
+        // Set and not empty is presence too; a length compared to another number is not.
+        assert!(tests_presence_only(
+            "(has(self.cert) && self.cert != '') && (has(self.keys) && size(self.keys) > 0)",
+            "cert"
+        ));
+        assert!(tests_presence_only(
+            "has(self.keys) && size(self.keys) > 0",
+            "keys"
+        ));
+        assert!(!tests_presence_only(
+            "has(self.keys) && size(self.keys) > 2",
+            "keys"
+        ));
+        assert!(!tests_presence_only("self.cert != 'none'", "cert"));
     }
 
     #[test]

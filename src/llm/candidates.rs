@@ -315,15 +315,18 @@ fn resolutions(
             (ErrorKind::Unknown, Some(v)) => options.extend(relocations(sources, p, v)),
             (ErrorKind::Cel { .. }, _) if node.is_some_and(|n| schema::type_of(n) == "object") => {
                 options.extend(missing_children(sources, p, all_errors));
-                // The user's change says which side of the rule they meant.
-                let stale =
-                    crate::certainty::stale_sides(sources.given, sources.old_object, all_errors);
-                options.extend(
-                    stale
+                // The user's change says which side of the rule they meant; the stale side is
+                // all the stored fields it left there together (a certificate's file and key
+                // beside the credential that replaces them), never half of it.
+                let stale: Resolution =
+                    crate::certainty::stale_sides(sources.given, sources.old_object, all_errors)
                         .into_iter()
                         .filter(|at| pointer::split_last(at).is_some_and(|(parent, _)| parent == p))
-                        .map(|at| vec![Edit::Remove(at)]),
-                );
+                        .map(Edit::Remove)
+                        .collect();
+                if !stale.is_empty() {
+                    options.push(stale);
+                }
             }
             (_, Some(v)) => {
                 if let Some(node) = node {

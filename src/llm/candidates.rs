@@ -991,7 +991,7 @@ fn text_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
                 .map(Value::from),
         );
     }
-    out.extend(string_rewrites(s));
+    out.extend(string_rewrites(s, old));
     out
 }
 
@@ -1079,8 +1079,8 @@ fn list_rewrites(s: &str, node: &Value) -> Vec<Value> {
 /// when there is one, never its number or unit alone: `"512 MiB"` is `"512Mi"`, not `"512"`;
 /// `"2 min (the export endpoint is slow)"` is `"2m"`), else its comparisons rejoined and its
 /// words.
-fn string_rewrites(s: &str) -> Vec<Value> {
-    let amount = super::readings::value_before_comment(s);
+fn string_rewrites(s: &str, old: Option<&Value>) -> Vec<Value> {
+    let amount = super::readings::value_before_comment(s, old);
     if super::readings::states_an_amount(amount) {
         return super::readings::amount_spellings(amount)
             .into_iter()
@@ -3241,12 +3241,12 @@ mod tests {
 
     #[test]
     fn a_comment_glued_into_a_value_is_read_as_the_value_before_it() {
-        let options = string_rewrites("ISRG Root X1   # short chain only; the other expired");
+        let options = string_rewrites("ISRG Root X1   # short chain only; the other expired", None);
         assert_eq!(options[0], json!("ISRG Root X1"));
-        assert!(!string_rewrites("ISRG Root X1").contains(&json!("ISRG Root X1")));
+        assert!(!string_rewrites("ISRG Root X1", None).contains(&json!("ISRG Root X1")));
         // An amount in the comment is a remark too: the value's amount is the one before it.
         let storage = "100Gi  # TODO: grow to 250Gi once the reindex is done";
-        assert_eq!(string_rewrites(storage), vec![json!("100Gi")]);
+        assert_eq!(string_rewrites(storage, None), vec![json!("100Gi")]);
         assert!(super::super::readings::contradiction(None, &json!(storage), None).is_none());
     }
 

@@ -410,8 +410,13 @@ fn amount_against(
     // The user's amount in another unit (`"90 days"` → `2160h`) invents nothing.
     // (A comment glued into the user's value is a remark: its amounts are not the value's.)
     let said = scalar_text(v);
-    if super::readings::same_amount(super::readings::value_before_comment(&said), &leaf.text)
-        || in_field_unit(schema, &leaf.pointer, v, &leaf.text, old_object)
+    if super::readings::same_amount(
+        super::readings::value_before_comment(
+            &said,
+            old_object.and_then(|o| o.pointer(&leaf.pointer)),
+        ),
+        &leaf.text,
+    ) || in_field_unit(schema, &leaf.pointer, v, &leaf.text, old_object)
         || super::readings::names_built_in_kind(&said, &leaf.text)
         || relative_to_old(v, old_object, &leaf.pointer, &leaf.text)
         || super::readings::scaled_number(&said, &leaf.text)

@@ -494,11 +494,35 @@ pub fn before_comment(text: &str) -> Option<&str> {
         .map(|(value, _)| value)
 }
 
-/// The part of `text` before a glued comment when that part states an amount, else `text`.
-pub fn value_before_comment(text: &str) -> &str {
-    before_comment(text)
-        .filter(|value| !amounts(value).is_empty())
-        .unwrap_or(text)
+/// The part of `text` before a glued comment, or before a remark in brackets that ends it
+/// (`"250Gi (grown from 100Gi, the disks were 85% full)"`), when that part states an amount,
+/// else `text`. A remark that states another amount of the same kind speaks of the value
+/// (`"5s (the 5 second default is too short)"`, `"14d (one month)"`), unless it is the
+/// stored value `old` (`"grown from 100Gi"`).
+pub fn value_before_comment<'t>(text: &'t str, old: Option<&Value>) -> &'t str {
+    if let Some(value) = before_comment(text).filter(|value| !amounts(value).is_empty()) {
+        return value;
+    }
+    before_remark(text)
+        .filter(|(value, remark)| {
+            let stated = amounts(value);
+            let [amount] = stated.as_slice() else {
+                return false;
+            };
+            amounts(remark)
+                .iter()
+                .all(|r| r.dimension != amount.dimension || old_amount(r, old, ""))
+        })
+        .map_or(text, |(value, _)| value)
+}
+
+/// The value before a remark in brackets that ends the text, set off by a blank, and the
+/// remark (`"250Gi (grown from 100Gi)"` → `"250Gi"`, `"grown from 100Gi"`).
+fn before_remark(text: &str) -> Option<(&str, &str)> {
+    let text = text.trim_end();
+    let (value, remark) = text.split_once(" (")?;
+    let remark = remark.strip_suffix(')')?;
+    (!value.contains(['(', ')'])).then_some((value, remark))
 }
 
 /// The truth value a text states, when it states one (`"yes, until the migration"`, `"off
@@ -1120,8 +1144,11 @@ fn same_word(a: &str, b: &str) -> bool {
 /// unit the field's `description` names (`2097152` bytes is `"2 MiB"`).
 fn different_amounts(text: &str, old: Option<&Value>, description: &str) -> Option<Contradiction> {
     // A comment glued into the value (`"100Gi  # TODO: grow to 250Gi"`) is a remark: the
-    // amount is the one before it.
-    let text = value_before_comment(text);
+    // amount is the one before it. A remark in brackets still speaks of the value
+    // (`"14d (one month)"`).
+    let text = before_comment(text)
+        .filter(|value| !amounts(value).is_empty())
+        .unwrap_or(text);
     let found: Vec<Amount> = amounts(text)
         .into_iter()
         .filter(|a| !old_amount(a, old, description))
@@ -1764,6 +1791,20 @@ mod tests {
 
     fn policy_node() -> Value {
         json!({"type": "string", "enum": ["CatalogProvided", "SelfCertified"]})
+    }
+
+    #[test]
+    fn the_amount_before_a_remark_in_brackets_is_the_value() {
+        let grown = "250Gi (grown from 100Gi, the disks were 85% full)";
+        assert_eq!(value_before_comment(grown, Some(&json!("100Gi"))), "250Gi");
+        assert_eq!(value_before_comment("250Gi (grown)", None), "250Gi");
+        // Another amount of the same kind in the remark speaks of the value, unless stored.
+        assert_eq!(value_before_comment(grown, None), grown);
+        let too_short = "5s (the 5 second default is too short, give it more)";
+        assert_eq!(value_before_comment(too_short, None), too_short);
+        assert_eq!(value_before_comment("14d (one month)", None), "14d (one month)");
+        assert_eq!(value_before_comment("100Gi  # grow to 250Gi", None), "100Gi ");
+        assert_eq!(value_before_comment("fast (ssd)", None), "fast (ssd)");
     }
 
     #[test]

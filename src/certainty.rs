@@ -826,10 +826,11 @@ pub fn flags(text: &str) -> Vec<(String, Option<&str>)> {
 }
 
 /// Does the flag `flag` (as [`flags`] gives it) name the field `field`: the same letters, or
-/// the field's without a trailing `name` (`--topic` for `topicName`)?
+/// the field's without a trailing `name` (`--topic` for `topicName`), or the one of which the
+/// field holds several (`--enable-feature` for `enableFeatures`)?
 pub fn names_field(flag: &str, field: &str) -> bool {
     let field = plain_name(field);
-    field == flag || field == format!("{flag}name")
+    field == flag || field == format!("{flag}name") || field == format!("{flag}s")
 }
 
 fn plain_name(s: &str) -> String {

@@ -2130,7 +2130,7 @@ fn command_line(sources: &Sources, p: &str, value: &Value, node: &Value) -> Vec<
     let Some(text) = value.as_str() else {
         return Vec::new();
     };
-    let Some(own) = crate::certainty::flag_value(text, p).and_then(|v| typed_part(v, node)) else {
+    let Some(own) = crate::certainty::flag_value(text, p).and_then(|v| flag_part(v, node)) else {
         return Vec::new();
     };
     let alone = vec![Edit::Set(p.to_string(), own)];
@@ -2149,7 +2149,7 @@ fn command_line(sources: &Sources, p: &str, value: &Value, node: &Value) -> Vec<
             });
             if let Some((name, child)) = named_by_flag(&flag, absent) {
                 if let Some(v) =
-                    typed_part(flag_value, child).filter(|v| crate::certainty::accepts(child, v))
+                    flag_part(flag_value, child).filter(|v| crate::certainty::accepts(child, v))
                 {
                     with_siblings.push(Edit::Set(pointer::push(parent, name), v));
                 }
@@ -2256,6 +2256,22 @@ fn unescaped(s: &str) -> String {
 }
 
 /// `text` as a value of the schema node's type, when it is one.
+/// A flag's value read by the field's schema: [`typed_part`], or for a list its items joined
+/// by commas, as command lines write them (`--enable-feature=a,b`).
+fn flag_part(text: &str, node: &Value) -> Option<Value> {
+    if schema::type_of(node) != "array" {
+        return typed_part(text, node);
+    }
+    let items = node.get("items")?;
+    let separator = crate::repair::coerce::item_separator(text);
+    crate::repair::coerce::split_outside_quotes(text, |c| Some(c) == separator)
+        .into_iter()
+        .map(str::trim)
+        .map(|item| typed_part(item, items).filter(|_| !item.is_empty()))
+        .collect::<Option<Vec<Value>>>()
+        .map(Value::Array)
+}
+
 fn typed_part(text: &str, node: &Value) -> Option<Value> {
     match schema::type_of(node) {
         // An allowed value in another case is that value (`tcp` for `TCP`).
@@ -3350,6 +3366,36 @@ mod tests {
         );
         // No flag named like the field: no reading.
         assert!(command_line(&sources, "/spec/replicas", value, node).is_empty());
+    }
+
+    #[test]
+    fn a_flag_given_once_per_item_names_the_list_and_its_commas_part_the_items() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"enableFeatures": {"type": "array", "items": {"type": "string"}}}}}});
+        let given = json!({"spec": {"enableFeatures":
+            "--enable-feature=exemplar-storage,memory-snapshot-on-shutdown"}});
+        let sources = sources(&schema, &given);
+        let node = &schema["properties"]["spec"]["properties"]["enableFeatures"];
+        assert_eq!(
+            command_line(
+                &sources,
+                "/spec/enableFeatures",
+                &given["spec"]["enableFeatures"],
+                node
+            ),
+            vec![vec![Edit::Set(
+                "/spec/enableFeatures".into(),
+                json!(["exemplar-storage", "memory-snapshot-on-shutdown"])
+            )]]
+        );
+        assert!(crate::certainty::names_field(
+            "enablefeature",
+            "enableFeatures"
+        ));
+        assert!(!crate::certainty::names_field(
+            "enablefeature",
+            "enableFeature2"
+        ));
     }
 
     #[test]

@@ -1802,8 +1802,14 @@ mod tests {
         assert_eq!(value_before_comment(grown, None), grown);
         let too_short = "5s (the 5 second default is too short, give it more)";
         assert_eq!(value_before_comment(too_short, None), too_short);
-        assert_eq!(value_before_comment("14d (one month)", None), "14d (one month)");
-        assert_eq!(value_before_comment("100Gi  # grow to 250Gi", None), "100Gi ");
+        assert_eq!(
+            value_before_comment("14d (one month)", None),
+            "14d (one month)"
+        );
+        assert_eq!(
+            value_before_comment("100Gi  # grow to 250Gi", None),
+            "100Gi "
+        );
         assert_eq!(value_before_comment("fast (ssd)", None), "fast (ssd)");
     }
 

@@ -2205,22 +2205,30 @@ fn pairs_map(text: &str, node: &Value) -> Option<Value> {
     Some(Value::Object(map))
 }
 
-/// The `key=value` pairs of `a=b,c=d` (`key==value` too), each value as its syntax reads it
+/// The `key=value` pairs of `a=b,c=d` (`key==value` too, and in braces), each value as its syntax reads it
 /// ([`unquoted`]) and each key as Helm's `--set` writes one (a backslash escapes the character
 /// after it: `service\.beta\.kubernetes\.io/scheme` is `service.beta.kubernetes.io/scheme`;
 /// no key of Kubernetes' holds a backslash); `None` when a part is no pair, a key comes twice,
 /// or an `=` ends an operator (`tier!=cache` is a comparison, not a pair).
 fn key_value_pairs(s: &str) -> Option<Vec<(String, String)>> {
+    // Braces around the pairs are the set's own syntax (a PromQL label set,
+    // `{cluster="prod", region="eu"}`).
+    let s = s
+        .trim()
+        .strip_prefix('{')
+        .and_then(|inner| inner.strip_suffix('}'))
+        .unwrap_or(s);
     let mut pairs: Vec<(String, String)> = Vec::new();
     for part in crate::repair::coerce::split_outside_quotes(s, |c| c == ',') {
         let (k, v) = part.split_once('=')?;
         let (k, v) = (k.trim(), v.trim().trim_start_matches('='));
         // A key is no command-line flag (`--system-reserved=cpu=1` is the flag's value), and
-        // one word: blanks or quotes in it mean the text is cut elsewhere than between pairs.
+        // one word: blanks, quotes or braces in it mean the text is cut elsewhere than between
+        // pairs.
         if k.is_empty()
             || k.starts_with('-')
             || k.ends_with(crate::certainty::OPERATOR_STARTS)
-            || k.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'')
+            || k.contains(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '{' | '}'))
             // A key that ends in a backslash was cut at an escaped `=`.
             || k.ends_with('\\')
         {
@@ -3238,6 +3246,12 @@ mod tests {
             label_map("app=\"web\",tier=db", &strings)[0],
             json!({"app": "web", "tier": "db"})
         );
+        // Braces around the pairs are the set's syntax (a PromQL label set).
+        assert_eq!(
+            label_map("{cluster=\"prod-eu-1\", region=\"eu-west-1\"}", &strings)[0],
+            json!({"cluster": "prod-eu-1", "region": "eu-west-1"})
+        );
+        assert!(label_map("{cluster=\"prod-eu-1\"", &strings).is_empty());
     }
 
     #[test]

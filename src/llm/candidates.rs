@@ -297,7 +297,7 @@ fn resolutions(
     for kind in kinds {
         if let (ErrorKind::Pattern { pattern }, Some(Value::String(said))) = (kind, value) {
             options.extend(pattern_options(p, pattern, said));
-            options.extend(with_scheme(p, pattern, said));
+            options.extend(with_scheme(sources, p, pattern, said));
         }
         match (kind, value) {
             (ErrorKind::Enum { allowed }, Some(v)) => {
@@ -418,12 +418,28 @@ fn pattern_options(p: &str, pattern: &str, said: &str) -> Vec<Resolution> {
 /// the pattern names. The address is one value (no blanks); never certain, as it writes a
 /// word the user did not (`certainty::lossless`), and with two schemes, which one is the
 /// user's to say.
-fn with_scheme(p: &str, pattern: &str, said: &str) -> Vec<Resolution> {
+fn with_scheme(sources: &Sources, p: &str, pattern: &str, said: &str) -> Vec<Resolution> {
     let said = said.trim();
     if said.contains("://") || !is_plain_address(said) {
         return Vec::new();
     }
-    schema::pattern_schemes(pattern)
+    let mut schemes = schema::pattern_schemes(pattern);
+    // The address's own object set up TLS for it (`tlsConfig`, `tls` beside the URL): the
+    // secure schemes first.
+    // (A secure scheme is another one the pattern names with an `s`: `https`, `wss`.)
+    if tls_beside(sources.given, p) {
+        let names: Vec<String> = schemes
+            .iter()
+            .map(|s| s.trim_end_matches("://").to_string())
+            .collect();
+        schemes.sort_by_key(|scheme| {
+            let name = scheme.trim_end_matches("://");
+            !name
+                .strip_suffix('s')
+                .is_some_and(|plain| names.iter().any(|n| n == plain))
+        });
+    }
+    schemes
         .into_iter()
         .map(|scheme| {
             vec![Edit::Set(
@@ -437,6 +453,26 @@ fn with_scheme(p: &str, pattern: &str, said: &str) -> Vec<Resolution> {
 /// A host name or address, an optional port number, then an optional path
 /// (`squid.corp:3128`, `10.0.0.7/metrics`): what follows a URL's scheme. A user, or a `:`
 /// before a path (`git@github.com:org/repo.git`, scp's form), is another syntax.
+/// Does the object holding the value at `p` set up TLS: a property named for it (`tls`,
+/// `tlsConfig`) that is not empty, false or null?
+fn tls_beside(given: &Value, p: &str) -> bool {
+    let Some(siblings) = pointer::split_last(p)
+        .and_then(|(parent, _)| given.pointer(parent))
+        .and_then(Value::as_object)
+    else {
+        return false;
+    };
+    siblings.iter().any(|(name, value)| {
+        name.to_ascii_lowercase().starts_with("tls")
+            && match value {
+                Value::Object(m) => !m.is_empty(),
+                Value::Bool(b) => *b,
+                Value::Null => false,
+                _ => true,
+            }
+    })
+}
+
 fn is_plain_address(s: &str) -> bool {
     let authority = s.split('/').next().unwrap_or_default();
     let (host, port) = authority.split_once(':').unwrap_or((authority, ""));
@@ -3771,20 +3807,57 @@ mod tests {
     #[test]
     fn an_address_without_its_scheme_gets_each_scheme_the_pattern_requires() {
         let proxy = "^(http|https)://.*$";
+        let schema = json!({"type": "object"});
+        let plain = json!({"spec": {"proxy": "squid.corp:3128"}});
+        let set = |url: &str| vec![Edit::Set("/spec/proxy".into(), json!(url))];
         assert_eq!(
-            with_scheme("/spec/proxy", proxy, "squid.corp:3128"),
+            with_scheme(
+                &sources(&schema, &plain),
+                "/spec/proxy",
+                proxy,
+                "squid.corp:3128"
+            ),
             vec![
-                vec![Edit::Set(
-                    "/spec/proxy".into(),
-                    json!("http://squid.corp:3128")
-                )],
-                vec![Edit::Set(
-                    "/spec/proxy".into(),
-                    json!("https://squid.corp:3128")
-                )],
+                set("http://squid.corp:3128"),
+                set("https://squid.corp:3128")
             ]
         );
+        // TLS set up beside the address: the secure scheme first.
+        let tls = json!({"spec": {"proxy": "squid.corp:3128", "tlsConfig": {"ca": "x"}}});
+        assert_eq!(
+            with_scheme(
+                &sources(&schema, &tls),
+                "/spec/proxy",
+                proxy,
+                "squid.corp:3128"
+            ),
+            vec![
+                set("https://squid.corp:3128"),
+                set("http://squid.corp:3128")
+            ]
+        );
+        let off = json!({"spec": {"proxy": "squid.corp:3128", "tls": false}});
+        assert_eq!(
+            with_scheme(
+                &sources(&schema, &off),
+                "/spec/proxy",
+                proxy,
+                "squid.corp:3128"
+            )[0],
+            set("http://squid.corp:3128")
+        );
+        let ws = json!({"spec": {"proxy": "a.b", "tls": true}});
+        assert_eq!(
+            with_scheme(
+                &sources(&schema, &ws),
+                "/spec/proxy",
+                "^(ws|wss)://.*$",
+                "a.b"
+            )[0],
+            set("wss://a.b")
+        );
         // A scheme already written, prose, or a pattern that requires none: no reading.
+        let plain = sources(&schema, &plain);
         for said in [
             "ftp://squid.corp",
             "the corporate proxy",
@@ -3792,9 +3865,12 @@ mod tests {
             "git@github.com:org/repo.git",
             "squid.corp:proxy",
         ] {
-            assert!(with_scheme("/spec/proxy", proxy, said).is_empty(), "{said}");
+            assert!(
+                with_scheme(&plain, "/spec/proxy", proxy, said).is_empty(),
+                "{said}"
+            );
         }
-        assert!(with_scheme("/spec/host", "^[a-z.]+$", "squid.corp").is_empty());
+        assert!(with_scheme(&plain, "/spec/host", "^[a-z.]+$", "squid.corp").is_empty());
     }
 
     #[test]

@@ -392,6 +392,11 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
             .map(|(to, value)| vec![Edit::Remove(p.to_string()), Edit::Set(to, value)]),
     );
     options.extend(label_values_as_requirement(sources, p, v));
+    // `true` for a field with one allowed value: a marker that is set (`kraftMetadata: true`
+    // where the one value is `shared`).
+    if let (Value::Bool(true), Some([only])) = (v, schema::enum_values(node).map(Vec::as_slice)) {
+        options.push(vec![Edit::Set(p.to_string(), only.clone())]);
+    }
     let old = sources.old_object.and_then(|o| o.pointer(p));
     options.extend(
         rewrites_over(v, node, old)
@@ -3416,6 +3421,31 @@ mod tests {
         );
         // No flag named like the field: no reading.
         assert!(command_line(&sources, "/spec/replicas", value, node).is_empty());
+    }
+
+    #[test]
+    fn true_for_a_field_with_one_allowed_value_sets_that_value() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {
+                "kraftMetadata": {"type": "string", "enum": ["shared"]},
+                "mode": {"type": "string", "enum": ["a", "b"]}}}}});
+        let given = json!({"spec": {"kraftMetadata": true, "mode": true}});
+        let sources = sources(&schema, &given);
+        let node = &schema["properties"]["spec"]["properties"]["kraftMetadata"];
+        assert!(
+            value_readings(&sources, "/spec/kraftMetadata", &json!(true), node).contains(&vec![
+                Edit::Set("/spec/kraftMetadata".into(), json!("shared"))
+            ])
+        );
+        assert!(
+            !value_readings(&sources, "/spec/kraftMetadata", &json!(false), node)
+                .iter()
+                .flatten()
+                .any(|e| *e == Edit::Set("/spec/kraftMetadata".into(), json!("shared")))
+        );
+        // Two allowed values: `true` names neither.
+        let mode = &schema["properties"]["spec"]["properties"]["mode"];
+        assert!(value_readings(&sources, "/spec/mode", &json!(true), mode).is_empty());
     }
 
     #[test]

@@ -392,6 +392,7 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
             .map(|(to, value)| vec![Edit::Remove(p.to_string()), Edit::Set(to, value)]),
     );
     options.extend(label_values_as_requirement(sources, p, v));
+    options.extend(clause_for_sibling(sources, p, v, node));
     // `true` for a field with one allowed value: a marker that is set (`kraftMetadata: true`
     // where the one value is `shared`).
     if let (Value::Bool(true), Some([only])) = (v, schema::enum_values(node).map(Vec::as_slice)) {
@@ -2305,6 +2306,70 @@ fn unescaped(s: &str) -> String {
 }
 
 /// `text` as a value of the schema node's type, when it is one.
+/// Two settings in one text, one clause each (`replicas: "2 per shard, 3 shards"`): the clause
+/// that names an unset field beside this one with a value it takes, before or after the name
+/// (`3 shards`, `shards 3`), goes there, and the other clause is this field's, when it reads
+/// as exactly one value the field takes (`2`).
+fn clause_for_sibling(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Resolution> {
+    let Some(text) = v.as_str() else {
+        return Vec::new();
+    };
+    let clauses: Vec<&str> =
+        crate::repair::coerce::split_outside_quotes(text, |c| c == ',' || c == ';')
+            .into_iter()
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+    let [a, b] = clauses.as_slice() else {
+        return Vec::new();
+    };
+    let Some((parent, _)) = pointer::split_last(p) else {
+        return Vec::new();
+    };
+    let old = sources.old_object.and_then(|o| o.pointer(p));
+    let mut out = Vec::new();
+    for (own, other) in [(a, b), (b, a)] {
+        let Some((name, value)) = named_with_value(sources, p, other) else {
+            continue;
+        };
+        let own_values: Vec<Value> = rewrites_over(&Value::from(*own), node, old)
+            .into_iter()
+            .filter(|x| crate::certainty::accepts(node, x))
+            .collect();
+        if let [only] = own_values.as_slice() {
+            out.push(vec![
+                Edit::Set(p.to_string(), only.clone()),
+                Edit::Set(pointer::push(parent, name), value),
+            ]);
+        }
+    }
+    out
+}
+
+/// A clause of two words that names one unset field beside `p` and a value it takes, in
+/// either order (`3 shards`, `shards 3`).
+fn named_with_value<'s>(sources: &'s Sources, p: &str, clause: &str) -> Option<(&'s str, Value)> {
+    let words: Vec<&str> = clause.split_whitespace().collect();
+    let [x, y] = words.as_slice() else {
+        return None;
+    };
+    let siblings = crate::certainty::unset_siblings(sources.schema, sources.given, p);
+    let mut found = [(x, y), (y, x)].into_iter().filter_map(|(name, said)| {
+        let value = match serde_json::from_str::<Value>(said) {
+            Ok(v @ (Value::Number(_) | Value::Bool(_))) => v,
+            _ => Value::from(*said),
+        };
+        let mut named = siblings
+            .iter()
+            .filter(|(field, _)| crate::nearest::same_name(name, field));
+        let (field, child) = named.next()?;
+        (named.next().is_none() && crate::certainty::accepts(child, &value))
+            .then_some((*field, value))
+    });
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
+}
+
 /// A flag's value read by the field's schema: [`typed_part`], or for a list its items joined
 /// by commas, as command lines write them (`--enable-feature=a,b`).
 fn flag_part(text: &str, node: &Value) -> Option<Value> {
@@ -3421,6 +3486,41 @@ mod tests {
         );
         // No flag named like the field: no reading.
         assert!(command_line(&sources, "/spec/replicas", value, node).is_empty());
+    }
+
+    #[test]
+    fn a_clause_that_names_a_field_beside_goes_there_and_the_other_is_this_fields() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {
+                "replicas": {"type": "integer"},
+                "shards": {"type": "integer", "minimum": 1}}}}});
+        let given = json!({"spec": {"replicas": "2 per shard, 3 shards"}});
+        let sources = sources(&schema, &given);
+        let node = &schema["properties"]["spec"]["properties"]["replicas"];
+        let expected = vec![vec![
+            Edit::Set("/spec/replicas".into(), json!(2)),
+            Edit::Set("/spec/shards".into(), json!(3)),
+        ]];
+        assert_eq!(
+            clause_for_sibling(&sources, "/spec/replicas", &given["spec"]["replicas"], node),
+            expected
+        );
+        let named_first = json!("shards 3; 2 per shard");
+        assert_eq!(
+            clause_for_sibling(&sources, "/spec/replicas", &named_first, node),
+            expected
+        );
+        // The sibling's value must be one it takes; a clause naming nothing beside is no reading.
+        for text in [
+            "2 per shard, 0 shards",
+            "2 per shard, 3 zones",
+            "2, 3 shards, 4",
+        ] {
+            assert!(
+                clause_for_sibling(&sources, "/spec/replicas", &json!(text), node).is_empty(),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -531,7 +531,13 @@ fn dropped(
 fn restated(leaf: &Leaf, schema: &Value, old_object: Option<&Value>, written: &str) -> bool {
     let said = Value::from(leaf.text.as_str());
     crate::certainty::text_gives_for(&leaf.text, &leaf.pointer) == Some(written)
-        || super::readings::same_amount(&leaf.text, written)
+        || super::readings::same_amount(
+            super::readings::value_before_comment(
+                &leaf.text,
+                old_object.and_then(|o| o.pointer(&leaf.pointer)),
+            ),
+            written,
+        )
         || super::readings::scaled_number(&leaf.text, written)
         || states_schedule(&leaf.text, written)
         || old_text(old_object, &leaf.pointer).is_some_and(|stored| {

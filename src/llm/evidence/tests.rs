@@ -648,3 +648,16 @@ fn a_versions_series_in_a_remark_is_kept_by_the_version() {
         "drops 0.29",
     );
 }
+
+#[test]
+fn an_amount_before_a_remark_keeps_the_value_and_drops_only_the_remark() {
+    // kp06: the new size with a change note naming the stored size and a percentage.
+    let settings = Settings::default();
+    let note = "250Gi (grown from 100Gi, the disks were 85% full)";
+    let given = json!({"spec": {"size": note}});
+    let old = json!({"spec": {"size": "100Gi"}});
+    let answer = json!({"spec": {"size": "250Gi"}});
+    assert!(check(&settings, &json!({}), &given, Some(&old), &answer).is_empty());
+    // Without the stored size on record, 100Gi is another amount the remark states.
+    assert!(!check(&settings, &json!({}), &given, None, &answer).is_empty());
+}

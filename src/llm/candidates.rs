@@ -393,6 +393,15 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     );
     options.extend(label_values_as_requirement(sources, p, v));
     options.extend(clause_for_sibling(sources, p, v, node));
+    // `paused: "resume - …"`: the word that ends the pause states `false`.
+    if let (Some(text), Some((_, field))) = (v.as_str(), pointer::split_last(p)) {
+        if schema::type_of(node) == "boolean"
+            && super::readings::stated_bool(text).is_none()
+            && super::readings::ends_the_state(&field, text)
+        {
+            options.push(vec![Edit::Set(p.to_string(), Value::Bool(false))]);
+        }
+    }
     // `true` for a field with one allowed value: a marker that is set (`kraftMetadata: true`
     // where the one value is `shared`).
     if let (Value::Bool(true), Some([only])) = (v, schema::enum_values(node).map(Vec::as_slice)) {

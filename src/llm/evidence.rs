@@ -188,7 +188,8 @@ fn check_grounding(
 
 /// A truth value written over the user's words is grounded only by words that state one
 /// (`"yes, until the migration"`, `"off (maintenance)"`), by the field's own name
-/// (`"suspended until Monday"`), or by a negation, which the meaning checks read (`"not
+/// (`"suspended until Monday"`), by the word that ends what the field names (`false` for
+/// `paused: "resume - …"`), or by a negation, which the meaning checks read (`"not
 /// read-only"`). `suspend: "only at weekends"` states none of these: `true` and `false` would
 /// each be a guess.
 fn unstated_truths(given: &Value, candidate: &Value) -> Vec<Violation> {
@@ -198,7 +199,7 @@ fn unstated_truths(given: &Value, candidate: &Value) -> Vec<Violation> {
         .iter()
         .filter_map(|op| {
             let json_patch::PatchOperation::Replace(json_patch::ReplaceOperation {
-                value: Value::Bool(_),
+                value: Value::Bool(written),
                 ..
             }) = op
             else {
@@ -218,7 +219,8 @@ fn unstated_truths(given: &Value, candidate: &Value) -> Vec<Violation> {
                     .all(|w| said_words.iter().any(|s| s.starts_with(w.as_str())));
             let stated = super::readings::stated_bool(said).is_some()
                 || !crate::certainty::negated_words(said).is_empty()
-                || names_field;
+                || names_field
+                || (!written && super::readings::ends_the_state(&field, said));
             (!stated).then(|| {
                 Violation::new(
                     &p,

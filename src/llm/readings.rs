@@ -550,6 +550,20 @@ pub fn stated_bool(text: &str) -> Option<bool> {
     }
 }
 
+/// Does `text` begin with the word that ends the state the field `field` names (`resume` for
+/// `paused` or `suspend`, as `kubectl rollout resume`, `flux resume` and Argo's `resume` end
+/// a pause)? Then it states `false` for that field.
+pub fn ends_the_state(field: &str, text: &str) -> bool {
+    const STATES: [&str; 2] = ["pause", "suspend"];
+    const ENDS: [&str; 3] = ["resume", "unpause", "unsuspend"];
+    let field = field.to_lowercase();
+    STATES.iter().any(|s| field.starts_with(s))
+        && text
+            .split(|c: char| !c.is_alphabetic())
+            .find(|w| !w.is_empty())
+            .is_some_and(|first| ENDS.contains(&first.to_lowercase().as_str()))
+}
+
 /// [`named_values`], for choosing the values a list holds: a value named only in a remark in
 /// parentheses is not chosen when another is named outside it (`"memory only (cpu limits are
 /// pinned)"` names `memory`).
@@ -1791,6 +1805,17 @@ mod tests {
 
     fn policy_node() -> Value {
         json!({"type": "string", "enum": ["CatalogProvided", "SelfCertified"]})
+    }
+
+    #[test]
+    fn resume_ends_a_pause_or_a_suspension() {
+        assert!(ends_the_state(
+            "paused",
+            "resume - the migration is finished"
+        ));
+        assert!(ends_the_state("suspend", "Resume (maintenance over)"));
+        assert!(!ends_the_state("paused", "do not resume yet"));
+        assert!(!ends_the_state("enabled", "resume"));
     }
 
     #[test]

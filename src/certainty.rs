@@ -54,28 +54,41 @@ const NEGATION_REACH: usize = 3;
 const MAX_DEPTH: usize = 32;
 
 /// A text that names a field beside `at`, still unset, and then a value that field takes
-/// (`sectionName: "port 443"` beside `port`): that field's pointer and the value. Such a text
-/// is about the other field, not a name or value of its own: no rule joins its words into a
-/// name, and a reading moves the value there (a proposal: only the user can say so).
+/// (`sectionName: "port 443"` beside `port`), or of two words the value first (`"3 shards"`):
+/// that field's pointer and the value, when exactly one reading names one. Such a text is
+/// about the other field, not a name or value of its own: no rule joins its words into a name,
+/// and a reading moves the value there (a proposal: only the user can say so).
 pub fn names_sibling(
     schema: &Value,
     object: &Value,
     at: &str,
     text: &str,
 ) -> Option<(String, Value)> {
-    let (first, rest) = text.trim().split_once(char::is_whitespace)?;
-    let rest = rest.trim();
-    let value = match serde_json::from_str::<Value>(rest) {
-        Ok(v @ (Value::Number(_) | Value::Bool(_))) => v,
-        _ => Value::from(rest),
-    };
-    let mut named = unset_siblings(schema, object, at)
-        .into_iter()
-        .filter(|(name, _)| crate::nearest::same_name(first, name));
-    let (name, node) = named.next()?;
+    let text = text.trim();
+    let (first, rest) = text.split_once(char::is_whitespace)?;
+    let mut readings = vec![(first, rest.trim())];
+    if let (Some((value, name)), false) = (
+        text.rsplit_once(char::is_whitespace),
+        rest.trim().contains(char::is_whitespace),
+    ) {
+        readings.push((name, value.trim()));
+    }
+    let siblings = unset_siblings(schema, object, at);
     let (parent, _) = pointer::split_last(at)?;
-    (named.next().is_none() && !rest.is_empty() && accepts(node, &value))
-        .then(|| (pointer::push(parent, name), value))
+    let mut found = readings.into_iter().filter_map(|(name_said, said)| {
+        let value = match serde_json::from_str::<Value>(said) {
+            Ok(v @ (Value::Number(_) | Value::Bool(_))) => v,
+            _ => Value::from(said),
+        };
+        let mut named = siblings
+            .iter()
+            .filter(|(name, _)| crate::nearest::same_name(name_said, name));
+        let (name, node) = named.next()?;
+        (named.next().is_none() && !said.is_empty() && accepts(node, &value))
+            .then(|| (pointer::push(parent, name), value))
+    });
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
 }
 
 /// The properties declared beside `at` (itself aside) that `object` leaves unset, with their
@@ -1916,6 +1929,12 @@ mod tests {
         assert_eq!(named("port", None), None);
         assert_eq!(named("port 443", Some(8443)), None);
         assert_eq!(named("https listener", None), None);
+        // Two words, the value first (`3 shards`).
+        assert_eq!(
+            named("443 port", None),
+            Some(("/spec/ref/port".to_string(), json!(443)))
+        );
+        assert_eq!(named("the 443 port", None), None);
     }
 
     #[test]

@@ -2332,13 +2332,12 @@ fn clause_for_sibling(sources: &Sources, p: &str, v: &Value, node: &Value) -> Ve
     let [a, b] = clauses.as_slice() else {
         return Vec::new();
     };
-    let Some((parent, _)) = pointer::split_last(p) else {
-        return Vec::new();
-    };
     let old = sources.old_object.and_then(|o| o.pointer(p));
     let mut out = Vec::new();
     for (own, other) in [(a, b), (b, a)] {
-        let Some((name, value)) = named_with_value(sources, p, other) else {
+        let Some((to, value)) =
+            crate::certainty::names_sibling(sources.schema, sources.given, p, other)
+        else {
             continue;
         };
         let own_values: Vec<Value> = rewrites_over(&Value::from(*own), node, old)
@@ -2348,35 +2347,11 @@ fn clause_for_sibling(sources: &Sources, p: &str, v: &Value, node: &Value) -> Ve
         if let [only] = own_values.as_slice() {
             out.push(vec![
                 Edit::Set(p.to_string(), only.clone()),
-                Edit::Set(pointer::push(parent, name), value),
+                Edit::Set(to, value),
             ]);
         }
     }
     out
-}
-
-/// A clause of two words that names one unset field beside `p` and a value it takes, in
-/// either order (`3 shards`, `shards 3`).
-fn named_with_value<'s>(sources: &'s Sources, p: &str, clause: &str) -> Option<(&'s str, Value)> {
-    let words: Vec<&str> = clause.split_whitespace().collect();
-    let [x, y] = words.as_slice() else {
-        return None;
-    };
-    let siblings = crate::certainty::unset_siblings(sources.schema, sources.given, p);
-    let mut found = [(x, y), (y, x)].into_iter().filter_map(|(name, said)| {
-        let value = match serde_json::from_str::<Value>(said) {
-            Ok(v @ (Value::Number(_) | Value::Bool(_))) => v,
-            _ => Value::from(*said),
-        };
-        let mut named = siblings
-            .iter()
-            .filter(|(field, _)| crate::nearest::same_name(name, field));
-        let (field, child) = named.next()?;
-        (named.next().is_none() && crate::certainty::accepts(child, &value))
-            .then_some((*field, value))
-    });
-    let first = found.next()?;
-    found.next().is_none().then_some(first)
 }
 
 /// A flag's value read by the field's schema: [`typed_part`], or for a list its items joined

@@ -906,6 +906,10 @@ fn list_readings(s: &str, node: &Value) -> Vec<Value> {
 fn amount_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
     let whole = schema::type_of(node) == "integer";
     let description = node.get("description").and_then(Value::as_str);
+    // A count per item of a listed set is the total, never the count alone.
+    if let Some(total) = super::readings::count_per_listed(s, description.unwrap_or_default()) {
+        return number_value(total).into_iter().collect();
+    }
     match super::readings::amount_in_field_unit(s, description.unwrap_or_default(), old) {
         Some(Some(n)) if !whole => number_value(n).into_iter().collect(),
         Some(Some(n)) if n.abs() < 1e15 => vec![Value::from(n as i64)],

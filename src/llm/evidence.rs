@@ -422,6 +422,7 @@ fn amount_against(
         || super::readings::names_built_in_kind(&said, &leaf.text)
         || relative_to_old(v, old_object, &leaf.pointer, &leaf.text)
         || super::readings::scaled_number(&said, &leaf.text)
+        || per_listed(schema, &leaf.pointer, &said, &leaf.text)
         || states_schedule(&said, &leaf.text)
     {
         return Some(Ok(()));
@@ -541,12 +542,25 @@ fn restated(leaf: &Leaf, schema: &Value, old_object: Option<&Value>, written: &s
             written,
         )
         || super::readings::scaled_number(&leaf.text, written)
+        || per_listed(schema, &leaf.pointer, &leaf.text, written)
         || states_schedule(&leaf.text, written)
         || old_text(old_object, &leaf.pointer).is_some_and(|stored| {
             super::cron::moved_time(&leaf.text, &stored).as_deref() == Some(written)
         })
         || relative_to_old(&said, old_object, &leaf.pointer, written)
         || in_field_unit(schema, &leaf.pointer, &said, written, old_object)
+}
+
+/// Is `written` the count the user's text says per item of the list it gives
+/// (`readings::count_per_listed`), for the field at `p`?
+fn per_listed(schema: &Value, p: &str, said: &str, written: &str) -> bool {
+    let description = crate::schema::node_at(schema, p)
+        .and_then(|node| node.get("description"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    written
+        .parse::<f64>()
+        .is_ok_and(|w| super::readings::count_per_listed(said, description) == Some(w))
 }
 
 /// The series of each written version (`0.28` of `0.28.1`): that version, said less

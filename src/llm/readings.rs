@@ -564,6 +564,37 @@ pub fn ends_the_state(field: &str, text: &str) -> bool {
             .is_some_and(|first| ENDS.contains(&first.to_lowercase().as_str()))
 }
 
+/// A count said per item of a list the text gives in brackets (`"3 per zone (eu-west-1a,
+/// eu-west-1b, eu-west-1c)"`, `"one per availability zone (a, b, c)"`): the count times the
+/// items, the total a field counting the whole takes. `None` where the field's `description`
+/// itself counts per that item (`"replicas per shard"`): then the count is the value.
+pub fn count_per_listed(text: &str, description: &str) -> Option<f64> {
+    let (said, list) = text.trim().strip_suffix(')')?.split_once('(')?;
+    let items: Vec<&str> = list.split(',').map(str::trim).collect();
+    if items.len() < 2
+        || items
+            .iter()
+            .any(|i| i.is_empty() || i.contains(char::is_whitespace))
+    {
+        return None;
+    }
+    let said = said.trim().to_lowercase();
+    let (count, unit) = said.split_once(" per ")?;
+    let unit = unit.trim();
+    let count: Vec<f64> = count
+        .split_whitespace()
+        .filter_map(|w| w.parse::<f64>().ok().or_else(|| number_word(w)))
+        .collect();
+    let [n] = count.as_slice() else {
+        return None;
+    };
+    let per_unit = format!("per {}", unit.split_whitespace().last()?);
+    if description.to_lowercase().contains(&per_unit) {
+        return None;
+    }
+    Some(n * items.len() as f64)
+}
+
 /// [`named_values`], for choosing the values a list holds: a value named only in a remark in
 /// parentheses is not chosen when another is named outside it (`"memory only (cpu limits are
 /// pinned)"` names `memory`).
@@ -1805,6 +1836,30 @@ mod tests {
 
     fn policy_node() -> Value {
         json!({"type": "string", "enum": ["CatalogProvided", "SelfCertified"]})
+    }
+
+    #[test]
+    fn a_count_per_listed_item_is_the_count_times_the_items() {
+        let zones = "3 per zone (eu-west-1a, eu-west-1b, eu-west-1c)";
+        assert_eq!(
+            count_per_listed(zones, "Number of pods in the pool"),
+            Some(9.0)
+        );
+        assert_eq!(
+            count_per_listed("one per availability zone (a, b, c)", ""),
+            Some(3.0)
+        );
+        // The field counts per zone itself: the count is the value.
+        assert_eq!(count_per_listed(zones, "Replicas per zone."), None);
+        // No list, one item, prose in brackets, two counts: no reading.
+        for text in [
+            "3 per zone",
+            "3 per zone (eu-west-1a)",
+            "3 per zone (the three in eu-west-1)",
+            "2 or 3 per zone (a, b)",
+        ] {
+            assert_eq!(count_per_listed(text, ""), None, "{text}");
+        }
     }
 
     #[test]

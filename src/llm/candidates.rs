@@ -521,11 +521,18 @@ fn enum_resolutions(
     if !list_entry {
         return values;
     }
-    let mut out = entry_split(sources, p, named);
-    // A value the list already holds is no reading of another entry.
     let items = pointer::split_last(p)
         .and_then(|(parent, _)| sources.given.pointer(parent))
         .and_then(Value::as_array);
+    // An entry that says it is the only one (`"dedicated controller"`, `"broker only"`) in a
+    // list that holds another allowed value contradicts the list: no reading of it.
+    if says_it_is_the_only_one(v)
+        && items.is_some_and(|items| items.iter().any(|i| i != v && allowed.contains(i)))
+    {
+        return Vec::new();
+    }
+    let mut out = entry_split(sources, p, named);
+    // A value the list already holds is no reading of another entry.
     values.retain(|r| match r.as_slice() {
         [Edit::Set(_, x)] => !items.is_some_and(|items| items.contains(x)),
         _ => true,
@@ -2358,6 +2365,16 @@ fn clause_for_sibling(sources: &Sources, p: &str, v: &Value, node: &Value) -> Ve
     out
 }
 
+/// Does the entry say it is the list's only one: `only`, `dedicated`, `exclusively`, `solely`?
+fn says_it_is_the_only_one(v: &Value) -> bool {
+    const ONLY: [&str; 4] = ["only", "dedicated", "exclusively", "solely"];
+    v.as_str().is_some_and(|s| {
+        words(s)
+            .iter()
+            .any(|w| ONLY.contains(&w.to_lowercase().as_str()))
+    })
+}
+
 /// A flag's value read by the field's schema: [`typed_part`], or for a list its items joined
 /// by commas, as command lines write them (`--enable-feature=a,b`).
 fn flag_part(text: &str, node: &Value) -> Option<Value> {
@@ -3764,6 +3781,20 @@ mod tests {
                 "/spec/usages/2".into(),
                 json!("digital signature")
             )]));
+    }
+
+    #[test]
+    fn an_entry_that_says_it_is_the_only_one_beside_another_value_has_no_reading() {
+        let allowed = vec![json!("controller"), json!("broker")];
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"roles": {"type": "array",
+                "items": {"type": "string", "enum": ["controller", "broker"]}}}}}});
+        let kind = ErrorKind::Enum { allowed };
+        let given = json!({"spec": {"roles": ["dedicated controller", "broker"]}});
+        assert!(resolutions(&sources(&schema, &given), "/spec/roles/0", &[&kind], &[]).is_empty());
+        // Alone in its list, the same words are read.
+        let alone = json!({"spec": {"roles": ["dedicated controller"]}});
+        assert!(!resolutions(&sources(&schema, &alone), "/spec/roles/0", &[&kind], &[]).is_empty());
     }
 
     #[test]

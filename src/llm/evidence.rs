@@ -412,17 +412,10 @@ fn amount_against(
     // The user's amount in another unit (`"90 days"` → `2160h`) invents nothing.
     // (A comment glued into the user's value is a remark: its amounts are not the value's.)
     let said = scalar_text(v);
-    if super::readings::same_amount(
-        super::readings::value_before_comment(
-            &said,
-            old_object.and_then(|o| o.pointer(&leaf.pointer)),
-        ),
-        &leaf.text,
-    ) || in_field_unit(schema, &leaf.pointer, v, &leaf.text, old_object)
+    if same_amount_said(schema, &leaf.pointer, old_object, &said, &leaf.text)
+        || in_field_unit(schema, &leaf.pointer, v, &leaf.text, old_object)
         || super::readings::names_built_in_kind(&said, &leaf.text)
         || relative_to_old(v, old_object, &leaf.pointer, &leaf.text)
-        || super::readings::scaled_number(&said, &leaf.text)
-        || per_listed(schema, &leaf.pointer, &said, &leaf.text)
         || states_schedule(&said, &leaf.text)
     {
         return Some(Ok(()));
@@ -534,21 +527,29 @@ fn dropped(
 fn restated(leaf: &Leaf, schema: &Value, old_object: Option<&Value>, written: &str) -> bool {
     let said = Value::from(leaf.text.as_str());
     crate::certainty::text_gives_for(&leaf.text, &leaf.pointer) == Some(written)
-        || super::readings::same_amount(
-            super::readings::value_before_comment(
-                &leaf.text,
-                old_object.and_then(|o| o.pointer(&leaf.pointer)),
-            ),
-            written,
-        )
-        || super::readings::scaled_number(&leaf.text, written)
-        || per_listed(schema, &leaf.pointer, &leaf.text, written)
+        || same_amount_said(schema, &leaf.pointer, old_object, &leaf.text, written)
         || states_schedule(&leaf.text, written)
         || old_text(old_object, &leaf.pointer).is_some_and(|stored| {
             super::cron::moved_time(&leaf.text, &stored).as_deref() == Some(written)
         })
         || relative_to_old(&said, old_object, &leaf.pointer, written)
         || in_field_unit(schema, &leaf.pointer, &said, written, old_object)
+}
+
+/// Is `written` the amount the user's text `said` for the field at `p` states: the same
+/// amount (the one before a remark), scaled by its magnitude word, or the count per listed
+/// item times the items? One place for what the drop and the invention checks both accept.
+fn same_amount_said(
+    schema: &Value,
+    p: &str,
+    old_object: Option<&Value>,
+    said: &str,
+    written: &str,
+) -> bool {
+    let old = old_object.and_then(|o| o.pointer(p));
+    super::readings::same_amount(super::readings::value_before_comment(said, old), written)
+        || super::readings::scaled_number(said, written)
+        || per_listed(schema, p, said, written)
 }
 
 /// Is `written` the count the user's text says per item of the list it gives

@@ -500,7 +500,7 @@ pub fn before_comment(text: &str) -> Option<&str> {
 /// (`"5s (the 5 second default is too short)"`, `"14d (one month)"`), unless it is the
 /// stored value `old` (`"grown from 100Gi"`).
 pub fn value_before_comment<'t>(text: &'t str, old: Option<&Value>) -> &'t str {
-    if let Some(value) = before_comment(text).filter(|value| !amounts(value).is_empty()) {
+    if let Some(value) = amount_before_comment(text) {
         return value;
     }
     before_remark(text)
@@ -514,6 +514,11 @@ pub fn value_before_comment<'t>(text: &'t str, old: Option<&Value>) -> &'t str {
                 .all(|r| r.dimension != amount.dimension || old_amount(r, old, ""))
         })
         .map_or(text, |(value, _)| value)
+}
+
+/// The part before a glued `#` comment, when it states an amount.
+fn amount_before_comment(text: &str) -> Option<&str> {
+    before_comment(text).filter(|value| !amounts(value).is_empty())
 }
 
 /// The value before a remark in brackets that ends the text, set off by a blank, and the
@@ -1191,9 +1196,7 @@ fn different_amounts(text: &str, old: Option<&Value>, description: &str) -> Opti
     // A comment glued into the value (`"100Gi  # TODO: grow to 250Gi"`) is a remark: the
     // amount is the one before it. A remark in brackets still speaks of the value
     // (`"14d (one month)"`).
-    let text = before_comment(text)
-        .filter(|value| !amounts(value).is_empty())
-        .unwrap_or(text);
+    let text = amount_before_comment(text).unwrap_or(text);
     let found: Vec<Amount> = amounts(text)
         .into_iter()
         .filter(|a| !old_amount(a, old, description))

@@ -670,7 +670,9 @@ fn part_cut(
     let at = lower
         .find(&cut.to_ascii_lowercase())
         .filter(|_| !cut.is_empty() && cut.len() < text.len())?;
-    if text_gives_for(text, path).is_some_and(|given| given.eq_ignore_ascii_case(&cut)) {
+    if text_gives_for(text, path).is_some_and(|given| given.eq_ignore_ascii_case(&cut))
+        || crate::llm::readings::names_kind_as_resource(text, &cut)
+    {
         return None;
     }
     let mut after_cut = &text[at + cut.len()..];

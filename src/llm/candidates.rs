@@ -351,7 +351,45 @@ fn resolutions(
     {
         options.push(vec![Edit::Remove(p.to_string())]);
     }
+    // An entry that reads as an item, every word of it kept (`"GitRepository/apps-repo"` →
+    // `{kind: GitRepository, name: apps-repo}`), is the user's item written in another shape:
+    // dropping it goes after that reading, not before.
+    if list_entry {
+        if let (Some(Value::String(said)), Some(at)) = (
+            value,
+            options
+                .iter()
+                .position(|o| matches!(o.as_slice(), [Edit::Remove(r)] if r == p)),
+        ) {
+            let keeps_every_word = |o: &Resolution| {
+                matches!(o.as_slice(), [Edit::Set(to, item)] if to == p
+                    && !item.is_string()
+                    && keeps_words(said, item))
+            };
+            if options.iter().any(keeps_every_word) {
+                let removal = options.remove(at);
+                options.push(removal);
+            }
+        }
+    }
     options
+}
+
+/// Does `item` hold every word of `said` among its texts?
+fn keeps_words(said: &str, item: &Value) -> bool {
+    let mut held = Vec::new();
+    evidence_leaves(item, &mut held);
+    let held: Vec<String> = held
+        .iter()
+        .flat_map(|t| super::evidence::tokens(t))
+        .collect();
+    super::evidence::tokens(said)
+        .iter()
+        .all(|w| held.contains(w))
+}
+
+fn evidence_leaves(v: &Value, out: &mut Vec<String>) {
+    super::evidence::leaves(v, "", 0, &mut |_, leaf| out.push(scalar_text(leaf)));
 }
 
 /// The allowed values the user's text names, for an enum's error (none for other errors).
@@ -733,18 +771,34 @@ fn lines_as_map(items: &[Value], node: &Value) -> Option<Value> {
     }
     let mut map = Map::new();
     for item in items {
-        let line = item.as_str()?;
-        let (k, v) = ["->", "=>", "\u{2192}"]
-            .iter()
-            .find_map(|arrow| line.split_once(arrow))
-            .or_else(|| line.split_once([':', '=']))?;
-        let (k, v) = (k.trim(), v.trim());
+        let (k, v) = match item {
+            // A pair written as a container's env var is (`{name: region, value: eu-west-1}`).
+            Value::Object(pair) => named_pair(pair)?,
+            _ => {
+                let line = item.as_str()?;
+                let (k, v) = ["->", "=>", "\u{2192}"]
+                    .iter()
+                    .find_map(|arrow| line.split_once(arrow))
+                    .or_else(|| line.split_once([':', '=']))?;
+                (k.trim(), unquoted(v.trim()))
+            }
+        };
         if k.is_empty() || k.contains(char::is_whitespace) || map.contains_key(k) {
             return None;
         }
-        map.insert(k.to_string(), Value::from(unquoted(v)));
+        map.insert(k.to_string(), Value::from(v));
     }
     Some(Value::Object(map))
+}
+
+/// An object of exactly a name and a text value (`{name, value}` or `{key, value}`).
+fn named_pair(pair: &Map<String, Value>) -> Option<(&str, String)> {
+    if pair.len() != 2 {
+        return None;
+    }
+    let name = pair.get("name").or_else(|| pair.get("key"))?.as_str()?;
+    let value = pair.get("value")?.as_str()?;
+    Some((name, value.to_string()))
 }
 
 /// A list of lines where one free text belongs (`userData: ["#!/bin/bash", "sysctl --system"]`)
@@ -802,6 +856,20 @@ fn rewrites(value: &Value, node: &Value) -> Vec<Value> {
 /// the past (`"8 MiB/s (raised from 2 MiB/s)"` over `2097152` states one new amount).
 fn rewrites_over(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
     let mut out = rewrites_of(value, node, old);
+    // A change note from the stored value to another (`"zipkin -> otel-tracing (moving to
+    // the collector)"` over `[{name: zipkin}]`): the new side, read as the field is.
+    if let (Value::String(s), Some(stored)) = (value, old) {
+        if let Some(to) = arrow_target(s, stored) {
+            let to = Value::from(to);
+            let mut readings = match schema::type_of(node) {
+                "string" => vec![to.clone()],
+                _ => rewrites_of(&to, node, old),
+            };
+            out.retain(|v| !readings.contains(v));
+            readings.append(&mut out);
+            out = readings;
+        }
+    }
     // An amount stated relative to the stored one (`"double it"`) is read first.
     if let (Value::String(s), Some(old)) = (value, old) {
         let relative = super::readings::relative_amount(s, old).or_else(|| relative_list(s, old));
@@ -813,11 +881,32 @@ fn rewrites_over(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value>
     out
 }
 
+/// The new side of a change note written over the stored value `old` (`"a -> b (why)"`,
+/// `=>`, `→`): the text after the arrow, its remark aside, where the text before it is the
+/// stored value (its one text, when it is a list or an object holding one).
+fn arrow_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
+    let (from, to) = ["->", "=>", "\u{2192}"]
+        .iter()
+        .find_map(|arrow| text.split_once(arrow))?;
+    let mut stored = Vec::new();
+    super::evidence::leaves(old, "", 0, &mut |_, leaf| stored.push(scalar_text(leaf)));
+    let [stored] = stored.as_slice() else {
+        return None;
+    };
+    let to = crate::certainty::without_remarks(to);
+    let to = to.trim();
+    let at = text.find(to)?;
+    let to = &text[at..at + to.len()];
+    (from.trim() == stored && !to.is_empty() && !to.contains(char::is_whitespace)).then_some(to)
+}
+
 /// On UPDATE, a list stated relative to the stored one (`"same as before, plus
-/// X-Auth-Request-Groups for the RBAC check"` over `[X-Auth-Request-User]`): the stored items,
-/// then the names the text adds (words with a separator or a digit inside that the stored list
-/// lacks). A word that refers to the stored value and one that adds (`plus`, `add`, `also`,
-/// `and`) must both be said; a proposal, like every relative reading.
+/// X-Auth-Request-Groups for the RBAC check"` over `[X-Auth-Request-User]`, `"add
+/// http://am-dr:9093 so the DR site gets them too"`): the stored items, then the names the
+/// text adds (words with a separator or a digit inside that the stored list lacks, or a part
+/// in quotes as written), its remarks aside. A verb that adds to something (`add`, `plus`,
+/// `append`) says so by itself; `also` or `and` only with a word that refers to the stored
+/// value. A proposal, like every relative reading.
 fn relative_list(text: &str, old: &Value) -> Option<Value> {
     let stored: Vec<&str> = old
         .as_array()?
@@ -830,26 +919,76 @@ fn relative_list(text: &str, old: &Value) -> Option<Value> {
         .filter(|w| !w.is_empty())
         .collect();
     let refers = lower.contains("same as") || super::readings::refers_to_stored(&said);
-    let adds = said
+    let adds_by_itself = said
         .iter()
-        .any(|w| matches!(*w, "plus" | "add" | "adding" | "also" | "and"));
-    if !refers || !adds {
+        .any(|w| matches!(*w, "plus" | "add" | "adding" | "append"));
+    let adds = said.iter().any(|w| matches!(*w, "also" | "and"));
+    if !(adds_by_itself || (refers && adds)) {
         return None;
     }
     let mut items: Vec<Value> = stored.iter().map(|s| Value::from(*s)).collect();
-    // Each word as written (a path keeps its `/`: `"plus /metrics"` adds `/metrics`), without
-    // the brackets, quotes and sentence marks around it.
-    let written = text
+    let mut add = |item: &str| {
+        if !stored.contains(&item) && !items.contains(&Value::from(item)) {
+            items.push(Value::from(item));
+        }
+    };
+    // A part in quotes is one item as written, blanks and all (`'.*context deadline
+    // exceeded.*'`); the words outside them, each as written (a path keeps its `/`: `"plus
+    // /metrics"` adds `/metrics`), without the brackets, quotes and sentence marks around it.
+    let unremarked = crate::certainty::without_remarks(text);
+    let (quoted, outside) = quoted_parts(&unremarked);
+    for part in quoted {
+        add(part);
+    }
+    let written = outside
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';'))
-        .map(|w| w.trim_matches(|c: char| "\"'()[]`".contains(c)))
+        .map(|w| w.trim_matches(|c: char| "()[]".contains(c)))
         .map(|w| w.trim_end_matches(|c: char| ".:!?".contains(c)))
         .filter(|w| !w.is_empty());
     for word in written {
-        if looks_like_name(word) && !stored.contains(&word) && !items.contains(&Value::from(word)) {
-            items.push(Value::from(word));
+        if looks_like_name(word) {
+            add(word);
         }
     }
     (items.len() > stored.len()).then_some(Value::Array(items))
+}
+
+/// The parts of `text` in quotes (`'`, `"` or a backtick) that open after a blank or at the
+/// start and close before a blank, a sentence mark or the end (an apostrophe in `don't` opens
+/// none), and the text outside them.
+fn quoted_parts(text: &str) -> (Vec<&str>, String) {
+    let mut quoted = Vec::new();
+    let mut outside = String::new();
+    let mut rest = text;
+    let mut after_blank = true;
+    while let Some((at, quote)) = rest.char_indices().find(|(i, c)| {
+        matches!(c, '\'' | '"' | '`') && (*i > 0 || after_blank) && {
+            let before = rest[..*i].chars().last();
+            before.is_none_or(|b| b.is_whitespace() || b == '(')
+        }
+    }) {
+        let inner = &rest[at + 1..];
+        let close = inner.char_indices().find(|(i, c)| {
+            *c == quote
+                && inner[i + 1..]
+                    .chars()
+                    .next()
+                    .is_none_or(|n| n.is_whitespace() || ",;:.!?)".contains(n))
+        });
+        let Some((end, _)) = close else {
+            break;
+        };
+        outside.push_str(&rest[..at]);
+        outside.push(' ');
+        let part = &inner[..end];
+        if !part.is_empty() && part.trim() == part {
+            quoted.push(part);
+        }
+        rest = &inner[end + 1..];
+        after_blank = false;
+    }
+    outside.push_str(rest);
+    (quoted, outside)
 }
 
 fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
@@ -894,7 +1033,13 @@ fn list_readings(s: &str, node: &Value) -> Vec<Value> {
     if let Some(items) = node.get("items").filter(|i| schema::type_of(i) == "object") {
         out.extend(fields_from_pairs(s, items).map(|item| Value::Array(vec![item])));
     }
-    let lists = list_rewrites(s, node);
+    let mut lists = list_rewrites(s, node);
+    // The same flag before every item (`--query=a` and `--query=b` on two lines, a
+    // command's arguments pasted): the flag is the syntax, its values are the items.
+    let values: Vec<Value> = lists.iter().filter_map(one_flags_values).collect();
+    for (at, v) in values.into_iter().enumerate() {
+        lists.insert(at, v);
+    }
     out.extend(lists_of_references(&lists, node));
     out.extend(lists);
     if let Some(items) = node.get("items") {
@@ -905,6 +1050,31 @@ fn list_readings(s: &str, node: &Value) -> Vec<Value> {
         );
     }
     out
+}
+
+/// A list of two or more texts that each give one flag, the same one, and its value (`--query=a`,
+/// `--query b`): the values.
+fn one_flags_values(list: &Value) -> Option<Value> {
+    let items = list.as_array().filter(|items| items.len() >= 2)?;
+    let mut flag_name: Option<String> = None;
+    let mut values = Vec::new();
+    for item in items {
+        let text = item.as_str()?;
+        let flags = crate::certainty::flags(text);
+        let [(name, Some(value))] = flags.as_slice() else {
+            return None;
+        };
+        // The flag and its value are all the item holds.
+        let rest = text.trim().trim_start_matches('-');
+        if rest.split_whitespace().count() > 2 || value.is_empty() {
+            return None;
+        }
+        if flag_name.get_or_insert_with(|| name.clone()) != name {
+            return None;
+        }
+        values.push(Value::from(*value));
+    }
+    Some(Value::Array(values))
 }
 
 /// A string where a number belongs. An amount keeps its size: `"5 minutes"` for a field
@@ -2728,6 +2898,9 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
             out.insert(0, unwrap);
         }
     }
+    if out.is_empty() {
+        out.extend(into_the_map_beside(sources, p, value));
+    }
     // A value that has a place elsewhere is moved there, never only dropped: dropping it
     // would lose what the user said (a channel, a version).
     if out.is_empty() {
@@ -2735,6 +2908,40 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
     }
     out.truncate(MAX_OPTIONS_PER_ERROR);
     out
+}
+
+/// Pairs written one level too high (`ruleSelector: {role: alert-rules}` for a label
+/// selector's `matchLabels`, as a Service's selector is written): where the object holds only
+/// undeclared keys with text values and declares one map of texts, unset, the pair goes into
+/// that map, its key and value as written.
+fn into_the_map_beside(sources: &Sources, p: &str, value: &Value) -> Option<Resolution> {
+    let (parent, key) = pointer::split_last(p)?;
+    let node = schema::node_at(sources.schema, parent)?;
+    let properties = node.get("properties")?.as_object()?;
+    let given = sources.given.pointer(parent)?.as_object()?;
+    let pairs_only = given
+        .iter()
+        .all(|(k, v)| !properties.contains_key(k) && v.is_string());
+    if !value.is_string() || !pairs_only {
+        return None;
+    }
+    let string_map = |child: &Value| {
+        schema::type_of(child) == "object"
+            && child.get("properties").is_none()
+            && child
+                .get("additionalProperties")
+                .is_some_and(|a| schema::type_of(a) == "string")
+    };
+    let mut maps = properties.iter().filter(|(_, child)| string_map(child));
+    let (map, _) = maps.next()?;
+    if maps.next().is_some() {
+        return None;
+    }
+    let to = pointer::push(&pointer::push(parent, map), &key);
+    Some(vec![
+        Edit::Remove(p.to_string()),
+        Edit::Set(to, value.clone()),
+    ])
 }
 
 /// An undeclared key written as a dotted path of the schema (`portLevelMtls.9200.mode:
@@ -3039,6 +3246,27 @@ mod tests {
     }
 
     #[test]
+    fn the_same_flag_before_every_item_is_syntax() {
+        let node = json!({"type": "array", "items": {"type": "string"}});
+        let pasted = "--query=dnssrv+_http._tcp.thanos-query.monitoring.svc\n--query=prom:9090";
+        assert_eq!(
+            list_readings(pasted, &node)[0],
+            json!(["dnssrv+_http._tcp.thanos-query.monitoring.svc", "prom:9090"])
+        );
+        // Two different flags, or an item with more than its flag: the items as written.
+        assert_eq!(one_flags_values(&json!(["--query=a", "--rule=b"])), None);
+        assert_eq!(
+            one_flags_values(&json!(["--query=a", "--query b and c"])),
+            None
+        );
+        assert_eq!(one_flags_values(&json!(["--query=a"])), None);
+        assert_eq!(
+            one_flags_values(&json!(["--query a", "--query=b"])),
+            Some(json!(["a", "b"]))
+        );
+    }
+
+    #[test]
     fn a_list_of_lines_where_one_text_belongs_is_those_lines() {
         let text = json!({"type": "string"});
         let lines = [json!("#!/bin/bash"), json!("sysctl --system")];
@@ -3062,6 +3290,24 @@ mod tests {
     }
 
     #[test]
+    fn a_change_note_over_the_stored_value_gives_its_new_side() {
+        let stored = json!([{"name": "zipkin"}]);
+        let note = "zipkin -> otel-tracing (moving to the OpenTelemetry collector, PLAT-412)";
+        assert_eq!(arrow_target(note, &stored), Some("otel-tracing"));
+        assert_eq!(
+            arrow_target("podinfo => podinfo-v2", &json!("podinfo")),
+            Some("podinfo-v2")
+        );
+        // The old side is not what is stored, or the new side is prose: no reading.
+        assert_eq!(arrow_target("jaeger -> otel-tracing", &stored), None);
+        assert_eq!(arrow_target("zipkin -> the new collector", &stored), None);
+        assert_eq!(
+            arrow_target(note, &json!([{"name": "a"}, {"name": "zipkin"}])),
+            None
+        );
+    }
+
+    #[test]
     fn a_list_stated_relative_to_the_stored_one_adds_its_names() {
         let old = json!(["X-Auth-Request-User", "X-Auth-Request-Email"]);
         assert_eq!(
@@ -3081,6 +3327,29 @@ mod tests {
             None
         );
         assert_eq!(relative_list("same as before", &old), None);
+        // An apostrophe opens no quote.
+        assert_eq!(quoted_parts("don't add 'a b' now").0, vec!["a b"]);
+        // A verb that adds says so by itself; a quoted part is one item, a remark no item.
+        assert_eq!(
+            relative_list(
+                "add http://am.dr.svc:9093 so the DR site gets the alerts too",
+                &json!(["dnssrv+_http._tcp.am.monitoring.svc"])
+            ),
+            Some(json!([
+                "dnssrv+_http._tcp.am.monitoring.svc",
+                "http://am.dr.svc:9093"
+            ]))
+        );
+        assert_eq!(
+            relative_list(
+                "the existing one plus '.*context deadline exceeded.*' (flaky mirror, OPS-1182)",
+                &json!(["^Dependencies do not meet ready condition"])
+            ),
+            Some(json!([
+                "^Dependencies do not meet ready condition",
+                ".*context deadline exceeded.*"
+            ]))
+        );
         // A path keeps its slash.
         assert_eq!(
             relative_list(
@@ -3265,6 +3534,26 @@ mod tests {
             enum_options("/p", &algorithms, &json!("brotli"), &["Brotli"], "").len(),
             2
         );
+    }
+
+    #[test]
+    fn pairs_written_as_env_vars_are_the_map() {
+        let strings = json!({"type": "object", "additionalProperties": {"type": "string"}});
+        let pairs = [
+            json!({"name": "cluster", "value": "prod-eu-1"}),
+            json!({"name": "region", "value": "eu-west-1"}),
+        ];
+        assert_eq!(
+            lines_as_map(&pairs, &strings),
+            Some(json!({"cluster": "prod-eu-1", "region": "eu-west-1"}))
+        );
+        // A name twice, a value from elsewhere, or more than the pair: no reading.
+        let twice = [pairs[0].clone(), json!({"name": "cluster", "value": "b"})];
+        assert_eq!(lines_as_map(&twice, &strings), None);
+        let from = [json!({"name": "zone", "valueFrom": {"fieldRef": {}}})];
+        assert_eq!(lines_as_map(&from, &strings), None);
+        let more = [json!({"name": "a", "value": "b", "note": "c"})];
+        assert_eq!(lines_as_map(&more, &strings), None);
     }
 
     #[test]
@@ -3951,6 +4240,42 @@ mod tests {
             relocations(&sources, at, &other),
             vec![vec![Edit::Remove(at.into())]]
         );
+    }
+
+    #[test]
+    fn pairs_written_one_level_too_high_go_into_the_map_beside_them() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"selector": {"type": "object", "properties": {
+                "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "matchExpressions": {"type": "array", "items": {"type": "object"}}}}}}}});
+        let given = json!({"spec": {"selector": {"role": "alert-rules", "ruler": "global"}}});
+        let sources = sources(&schema, &given);
+        let at = "/spec/selector/role";
+        assert_eq!(
+            relocations(&sources, at, &json!("alert-rules")),
+            vec![vec![
+                Edit::Remove(at.into()),
+                Edit::Set(
+                    "/spec/selector/matchLabels/role".into(),
+                    json!("alert-rules")
+                ),
+            ]]
+        );
+        // Beside a declared field, or a value that is no text: only dropped.
+        for given in [
+            json!({"spec": {"selector": {"role": "alert-rules", "matchExpressions": []}}}),
+            json!({"spec": {"selector": {"role": 3}}}),
+        ] {
+            let value = given.pointer(at).unwrap().clone();
+            let sources = Sources {
+                given: &given,
+                ..sources
+            };
+            assert_eq!(
+                relocations(&sources, at, &value),
+                vec![vec![Edit::Remove(at.into())]]
+            );
+        }
     }
 
     #[test]

@@ -615,6 +615,20 @@ fn numbers_said_to_leave_out(text: &str) -> BTreeSet<String> {
                 out.extend(numbers(clause));
             }
         }
+        // A ticket's or issue's id in a remark (`"(flaky mirror, OPS-1182)"`) names where the
+        // change is discussed; its number is no value.
+        for word in remark.split(|c: char| c.is_whitespace() || ",;".contains(c)) {
+            let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+            if let Some((project, id)) = word.split_once('-') {
+                let ticket = !project.is_empty()
+                    && project.chars().all(|c| c.is_ascii_alphabetic())
+                    && !id.is_empty()
+                    && id.chars().all(|c| c.is_ascii_digit());
+                if ticket {
+                    out.insert(normalise_number(id));
+                }
+            }
+        }
         rest = &rest[open + close + 1..];
     }
     out

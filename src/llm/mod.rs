@@ -14,7 +14,7 @@ mod candidates;
 mod cron;
 mod evidence;
 mod prompt;
-mod readings;
+pub(crate) mod readings;
 mod transport;
 
 pub use answer::{parse_answer, AnswerError};

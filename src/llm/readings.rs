@@ -486,6 +486,69 @@ pub fn names_built_in_kind(said: &str, written: &str) -> bool {
         .any(|(kind, api_version)| written == kind || written == api_version)
 }
 
+/// The allowed kind that kubectl's name of a resource (`helmreleases`,
+/// `helmreleases.helm.toolkit.fluxcd.io`: the kind's plural in lower case, with its API group)
+/// stands for: only when exactly one allowed kind has that plural.
+fn kind_of_resource<'a>(text: &str, allowed: &'a [Value]) -> Option<&'a str> {
+    let text = text.trim();
+    let resource = text.split('.').next()?;
+    let lower_dns = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    if !text.split('.').all(lower_dns) || !resource.ends_with('s') {
+        return None;
+    }
+    let plural_of = |kind: &str| {
+        let lower = kind.to_ascii_lowercase();
+        if lower.ends_with('s') || lower.ends_with('x') || lower.ends_with("ch") {
+            format!("{lower}es")
+        } else if let Some(stem) = lower
+            .strip_suffix('y')
+            .filter(|s| !s.ends_with(['a', 'e', 'o', 'u']))
+        {
+            format!("{stem}ies")
+        } else {
+            format!("{lower}s")
+        }
+    };
+    let mut matching = allowed.iter().filter_map(Value::as_str).filter(|a| {
+        a.starts_with(|c: char| c.is_ascii_uppercase())
+            && a.chars().all(|c| c.is_ascii_alphanumeric())
+            && plural_of(a) == resource
+    });
+    let one = matching.next()?;
+    matching.next().is_none().then_some(one)
+}
+
+/// Is `text` kubectl's name of the resource whose kind is `kind` (`helmreleases.helm.toolkit.fluxcd.io`
+/// for `HelmRelease`)? The kind said in the API's spelling, its group being syntax.
+pub(crate) fn names_kind_as_resource(text: &str, kind: &str) -> bool {
+    kind_of_resource(text, &[Value::from(kind)]) == Some(kind)
+}
+
+/// The allowed operator a comparison symbol stands for, as selectors write them (kubectl's
+/// `key!=value` is a `NotIn` requirement, `key=value` an `In` one; a node selector's `>` is
+/// `Gt`): only when exactly one allowed value is that operator.
+fn operator_named<'a>(text: &str, allowed: &'a [Value]) -> Option<&'a str> {
+    let names: &[&str] = match text.trim() {
+        "=" | "==" => &["in", "equal", "equals", "eq"],
+        "!=" | "<>" => &["notin", "notequal", "notequals", "ne"],
+        ">" => &["gt", "greaterthan"],
+        "<" => &["lt", "lessthan"],
+        ">=" => &["gte", "ge", "greaterthanorequal"],
+        "<=" => &["lte", "le", "lessthanorequal"],
+        _ => return None,
+    };
+    let mut matching = allowed
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|a| names.contains(&a.to_ascii_lowercase().as_str()));
+    let one = matching.next()?;
+    matching.next().is_none().then_some(one)
+}
+
 /// The value before a comment glued into it, as YAML writes one after a blank (`"ISRG Root
 /// X1   # short chain only"`); `None` without one.
 pub fn before_comment(text: &str) -> Option<&str> {
@@ -632,6 +695,9 @@ fn outside_parentheses(text: &str) -> String {
 /// The values of `allowed` that `text` names in full and does not negate (`"not Strict"`),
 /// those whose words are part of another named value (`Pre` in `PreStop`) left out.
 pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
+    if let Some(named) = operator_named(text, allowed).or_else(|| kind_of_resource(text, allowed)) {
+        return vec![named];
+    }
     let said = words(text);
     let mut named: Vec<(&str, Vec<String>)> = allowed
         .iter()
@@ -945,7 +1011,8 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
         Value::String(old) if !unit.is_empty() && !old.to_lowercase().ends_with(&unit) => None,
         Value::Number(n) if !often => {
             let new = change.apply(n.as_f64()?);
-            if n.is_f64() {
+            // A whole result is written whole (`10`, not `10.0`), whatever the stored one was.
+            if n.is_f64() && new.fract() != 0.0 {
                 serde_json::Number::from_f64(new).map(Value::Number)
             } else {
                 crate::repair::coerce::whole_number(new)
@@ -1051,7 +1118,11 @@ fn stated_change(said: &[String]) -> Option<Change> {
             "triple" | "tripled" | "thrice" => Some(3.0),
             "quadruple" | "quadrupled" => Some(4.0),
             "half" | "halve" | "halved" => Some(0.5),
-            "times" => before,
+            "times" | "x" => before,
+            // `4x`, `1.5x`: a factor as written in one word.
+            _ if w.len() > 1 && w.ends_with('x') => {
+                w[..w.len() - 1].parse::<f64>().ok().filter(|f| *f > 0.0)
+            }
             // `a tenth of`, `two thirds of`: a fraction, said with its count and `of`.
             _ => fraction_denominator(w).and_then(|d| {
                 let of = said.get(i + 1).is_some_and(|next| next == "of");
@@ -1103,8 +1174,36 @@ fn changed_amount_with_unit(old: &str, change: Change, often: bool) -> Option<Va
     };
     let new = change.apply(number.parse::<f64>().ok()?);
     let written = (new * 1000.0).round() / 1000.0;
-    (new > 0.0 && (written - new).abs() < f64::EPSILON * new.max(1.0))
-        .then(|| Value::from(format!("{written}{unit}")))
+    if new <= 0.0 || (written - new).abs() >= f64::EPSILON * new.max(1.0) {
+        return None;
+    }
+    if written.fract() != 0.0 {
+        if let Some(whole) = whole_duration(written, unit) {
+            return Some(Value::from(whole));
+        }
+    }
+    Some(Value::from(format!("{written}{unit}")))
+}
+
+/// A duration with a fraction (`2.5m`) in whole units, largest first, as Go prints a duration
+/// (`2m30s`): a fraction of a unit is refused by many duration patterns (Prometheus'), whole
+/// units by none. `None` for a unit that is no time unit, or a fraction of a millisecond.
+fn whole_duration(amount: f64, unit: &str) -> Option<String> {
+    const UNITS: [(&str, u64); 4] = [("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1)];
+    let (_, scale) = UNITS.iter().find(|(u, _)| *u == unit)?;
+    let millis = amount * *scale as f64;
+    if millis.fract() != 0.0 || millis >= 1e15 {
+        return None;
+    }
+    let mut left = millis as u64;
+    let mut out = String::new();
+    for (u, size) in UNITS {
+        if left >= size {
+            out.push_str(&format!("{}{u}", left / size));
+            left %= size;
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// A change stated relative to a stored amount.
@@ -1866,6 +1965,60 @@ mod tests {
     }
 
     #[test]
+    fn a_comparison_symbol_names_the_operator_it_stands_for() {
+        let selector = json!(["In", "NotIn", "Exists", "DoesNotExist"]);
+        let selector = selector.as_array().unwrap();
+        assert_eq!(named_values("!=", selector), vec!["NotIn"]);
+        assert_eq!(named_values(" = ", selector), vec!["In"]);
+        assert!(named_values(">", selector).is_empty());
+        let node = json!(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]);
+        assert_eq!(named_values(">", node.as_array().unwrap()), vec!["Gt"]);
+        let toleration = json!(["Exists", "Equal"]);
+        assert_eq!(
+            named_values("==", toleration.as_array().unwrap()),
+            vec!["Equal"]
+        );
+        // Two allowed values the symbol could stand for: no reading.
+        let both = json!(["In", "Equal"]);
+        assert!(named_values("=", both.as_array().unwrap()).is_empty());
+    }
+
+    #[test]
+    fn a_resource_name_names_its_kind() {
+        let kinds = json!([
+            "Bucket",
+            "GitRepository",
+            "HelmRelease",
+            "HelmChart",
+            "HelmRepository"
+        ]);
+        let kinds = kinds.as_array().unwrap();
+        assert_eq!(
+            named_values("helmreleases.helm.toolkit.fluxcd.io", kinds),
+            vec!["HelmRelease"]
+        );
+        assert_eq!(
+            named_values("gitrepositories", kinds),
+            vec!["GitRepository"]
+        );
+        assert_eq!(
+            named_values("buckets.source.toolkit.fluxcd.io", kinds),
+            vec!["Bucket"]
+        );
+        // Not kubectl's lower-case plural: no resource name.
+        assert!(kind_of_resource("HelmReleases", kinds).is_none());
+        assert!(kind_of_resource("helm", kinds).is_none());
+        assert!(names_kind_as_resource(
+            "helmreleases.helm.toolkit.fluxcd.io",
+            "HelmRelease"
+        ));
+        assert!(!names_kind_as_resource(
+            "helmreleases.helm.toolkit.fluxcd.io",
+            "HelmChart"
+        ));
+    }
+
+    #[test]
     fn resume_ends_a_pause_or_a_suspension() {
         assert!(ends_the_state(
             "paused",
@@ -2314,8 +2467,22 @@ mod tests {
         );
         assert_eq!(
             rel("twice as often as now", json!("5m")),
-            Some(json!("2.5m"))
+            Some(json!("2m30s"))
         );
+        // A fraction of a unit in whole units, as duration patterns take them.
+        assert_eq!(
+            rel("twice as often as now", json!("1m")),
+            Some(json!("30s"))
+        );
+        assert_eq!(
+            rel("4 times as often as now", json!("1m")),
+            Some(json!("15s"))
+        );
+        assert_eq!(
+            rel("half as often as now", json!("45s")),
+            Some(json!("90s"))
+        );
+        assert_eq!(rel("double it", json!("1.5Gi")), Some(json!("3Gi")));
         assert_eq!(
             rel("double the current quota", json!("16Gi")),
             Some(json!("32Gi"))
@@ -2362,6 +2529,11 @@ mod tests {
             rel("3 times the current value", json!(100)),
             Some(json!(300))
         );
+        assert_eq!(
+            rel("4x the current rate while INC-2291 is open", json!(2.5)),
+            Some(json!(10))
+        );
+        assert_eq!(rel("max it, as now", json!(2)), None);
         // No word refers to the stored value, or two changes, or no amount stored.
         assert_eq!(rel("double", json!(2)), None);
         assert_eq!(rel("double it, then one more than before", json!(2)), None);

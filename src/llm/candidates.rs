@@ -431,6 +431,7 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     );
     options.extend(label_values_as_requirement(sources, p, v));
     options.extend(clause_for_sibling(sources, p, v, node));
+    options.extend(all_except(sources, p, v, node));
     // `paused: "resume - …"`: the word that ends the pause states `false`.
     if let (Some(text), Some((_, field))) = (v.as_str(), pointer::split_last(p)) {
         if schema::type_of(node) == "boolean"
@@ -452,6 +453,60 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
             .map(|v| vec![Edit::Set(p.to_string(), v)]),
     );
     options
+}
+
+/// `"everything except the 'Health check passed' messages"` where a list of what to include
+/// belongs, beside its unset opposite (`inclusionList` and `exclusionList`, `includedX` and
+/// `excludedX`): no inclusion (everything), and the quoted part excluded. Only a part in quotes
+/// is an item, as written.
+fn all_except(sources: &Sources, p: &str, v: &Value, node: &Value) -> Option<Resolution> {
+    let text = v.as_str()?;
+    if schema::type_of(node) != "array" {
+        return None;
+    }
+    let trimmed = text.trim();
+    let lower = trimmed.to_ascii_lowercase();
+    let rest = [
+        "everything except",
+        "everything but",
+        "all except",
+        "all but",
+        "anything but",
+    ]
+    .iter()
+    .find_map(|lead| lower.strip_prefix(lead))?;
+    let (quoted, _) = quoted_parts(&trimmed[trimmed.len() - rest.len()..]);
+    let [item] = quoted.as_slice() else {
+        return None;
+    };
+    let (parent, name) = pointer::split_last(p)?;
+    let opposite = [
+        "inclusion",
+        "included",
+        "include",
+        "Inclusion",
+        "Included",
+        "Include",
+    ]
+    .iter()
+    .zip([
+        "exclusion",
+        "excluded",
+        "exclude",
+        "Exclusion",
+        "Excluded",
+        "Exclude",
+    ])
+    .find_map(|(a, b)| name.contains(a).then(|| name.replacen(a, b, 1)))?;
+    let sibling = pointer::push(parent, &opposite);
+    let sibling_node = schema::node_at(sources.schema, &sibling)?;
+    if sources.given.pointer(&sibling).is_some() || schema::type_of(sibling_node) != "array" {
+        return None;
+    }
+    Some(vec![
+        Edit::Remove(p.to_string()),
+        Edit::Set(sibling, Value::Array(vec![Value::from(*item)])),
+    ])
 }
 
 /// The pattern's own whole values the user named (`"daily at midnight"` → `@daily`,
@@ -1086,6 +1141,10 @@ fn amount_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
     // A count per item of a listed set is the total, never the count alone.
     if let Some(total) = super::readings::count_per_listed(s, description.unwrap_or_default()) {
         return number_value(total).into_iter().collect();
+    }
+    // One in every N, where the field counts a percentage: 100 / N.
+    if let Some(share) = super::readings::share_as_percentage(s, node) {
+        return number_value(share).into_iter().collect();
     }
     match super::readings::amount_in_field_unit(s, description.unwrap_or_default(), old) {
         Some(Some(n)) if !whole => number_value(n).into_iter().collect(),
@@ -2986,6 +3045,8 @@ fn named_sibling(sources: &Sources, p: &str, value: &Value, node: &Value) -> Opt
         "string" => !value.is_string(),
         "integer" | "number" => !value.is_number(),
         "boolean" => !value.is_boolean(),
+        // A text where an object belongs (a Secret's key selector given a file's path).
+        "object" => value.is_string(),
         _ => false,
     } && !schema::is_int_or_string(node);
     let checked = schema::checks_text;
@@ -2993,10 +3054,19 @@ fn named_sibling(sources: &Sources, p: &str, value: &Value, node: &Value) -> Opt
     let properties = schema::node_at(sources.schema, parent)?
         .get("properties")?
         .as_object()?;
+    // Named after the field, or, for a text where an object belongs, after one of what a plural
+    // field holds (`alertRelabelConfigFile` beside `alertRelabelConfigs`: the file that holds
+    // them).
+    let singular = match schema::type_of(node) {
+        "object" => name.strip_suffix('s').unwrap_or(&name),
+        _ => name.as_str(),
+    };
     let extends = |other: &str| {
-        other
-            .strip_prefix(name.as_str())
-            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
+        [name.as_str(), singular].iter().any(|stem| {
+            other
+                .strip_prefix(stem)
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
+        })
     };
     let names = properties
         .iter()
@@ -4348,6 +4418,40 @@ mod tests {
     }
 
     #[test]
+    fn everything_except_a_part_is_that_part_excluded() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {
+                "inclusionList": {"type": "array", "items": {"type": "string"}},
+                "exclusionList": {"type": "array", "items": {"type": "string"}}}}}});
+        let at = "/spec/inclusionList";
+        let node = schema::node_at(&schema, at).unwrap();
+        let except = |given: Value| {
+            let sources = sources(&schema, &given);
+            let value = given.pointer(at).cloned().unwrap();
+            all_except(&sources, at, &value, node)
+        };
+        assert_eq!(
+            except(json!({"spec": {"inclusionList":
+                "everything except the 'Health check passed' messages"}})),
+            Some(vec![
+                Edit::Remove(at.into()),
+                Edit::Set("/spec/exclusionList".into(), json!(["Health check passed"]))
+            ])
+        );
+        // No part in quotes, the opposite already set, or no "except": no reading.
+        assert_eq!(
+            except(json!({"spec": {"inclusionList": "everything except health checks"}})),
+            None
+        );
+        assert_eq!(
+            except(json!({"spec": {"inclusionList": "everything except 'a'",
+                "exclusionList": []}})),
+            None
+        );
+        assert_eq!(except(json!({"spec": {"inclusionList": "only 'a'"}})), None);
+    }
+
+    #[test]
     fn a_value_its_field_refuses_goes_to_the_one_sibling_named_after_it() {
         let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
             "properties": {
@@ -4355,7 +4459,10 @@ mod tests {
                 "jwksUri": {"type": "string", "format": "uri"},
                 "port": {"type": "string"}, "portNumber": {"type": "integer"},
                 "storage": {"type": "string", "pattern": "^[0-9]+Gi$"},
-                "storageClassName": {"type": "string"}}}}});
+                "storageClassName": {"type": "string"},
+                "alertRelabelConfigs": {"type": "object", "properties": {
+                    "name": {"type": "string"}, "key": {"type": "string"}}},
+                "alertRelabelConfigFile": {"type": "string"}}}}});
         let named = |given: Value, at: &str| {
             let sources = sources(&schema, &given);
             let value = given.pointer(at).cloned().unwrap();
@@ -4376,6 +4483,18 @@ mod tests {
             Some(vec![
                 Edit::Remove("/spec/jwks".into()),
                 Edit::Set("/spec/jwksUri".into(), url.clone())
+            ])
+        );
+        // A text where an object belongs goes to the text named after one of what it holds.
+        let path = json!("/etc/thanos/alert-relabel/relabel.yaml");
+        assert_eq!(
+            named(
+                json!({"spec": {"alertRelabelConfigs": path}}),
+                "/spec/alertRelabelConfigs"
+            ),
+            Some(vec![
+                Edit::Remove("/spec/alertRelabelConfigs".into()),
+                Edit::Set("/spec/alertRelabelConfigFile".into(), path.clone())
             ])
         );
         // A value its field takes, or a sibling already set, or one that takes any text.

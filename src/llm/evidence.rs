@@ -550,6 +550,9 @@ fn same_amount_said(
     super::readings::same_amount(super::readings::value_before_comment(said, old), written)
         || super::readings::scaled_number(said, written)
         || per_listed(schema, p, said, written)
+        || crate::schema::node_at(schema, p)
+            .and_then(|node| super::readings::share_as_percentage(said, node))
+            .is_some_and(|share| written.parse::<f64>().is_ok_and(|w| w == share))
 }
 
 /// Is `written` the count the user's text says per item of the list it gives

@@ -739,6 +739,11 @@ impl Judge<'_, '_> {
             }
             written == before
                 || written.as_array().is_some_and(|a| a.len() == 1 && a[0] == *before)
+                // Parts of a text in error, moved as a list (`"everything except 'X'"` →
+                // an exclusion list `[X]` beside it).
+                || matches!((written, before), (Value::Array(items), Value::String(b))
+                    if !items.is_empty() && items.iter().all(|i| i.as_str()
+                        .is_some_and(|w| !w.is_empty() && b.contains(w))))
                 || matches!((written, before), (Value::String(w), Value::String(b)) if !w.is_empty() && b.contains(w.as_str()))
                 // A number written as a word of its own in the string (`--partitions 6`).
                 || matches!((written, before), (Value::Number(w), Value::String(b))

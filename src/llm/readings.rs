@@ -528,6 +528,49 @@ pub(crate) fn names_kind_as_resource(text: &str, kind: &str) -> bool {
     kind_of_resource(text, &[Value::from(kind)]) == Some(kind)
 }
 
+/// The N of a share said as one in every N (`"one in every 200 requests"`, `"1 in 50"`, `"1
+/// out of 1000"`): the text says nothing else that is a number.
+pub fn one_in(text: &str) -> Option<f64> {
+    if text.chars().count() > MAX_CHARS {
+        return None;
+    }
+    let said: Vec<String> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '.'))
+        .map(|w| w.trim_matches('.').to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let at = said.iter().position(|w| w == "one" || w == "1")?;
+    let mut rest = said[at + 1..].iter().map(String::as_str);
+    let n = match (rest.next(), rest.next()) {
+        (Some("in"), Some("every")) | (Some("out"), Some("of")) => rest.next(),
+        (Some("in"), n) => n,
+        _ => None,
+    }?;
+    let n: f64 = n
+        .parse()
+        .ok()
+        .filter(|n: &f64| *n >= 1.0 && n.is_finite())?;
+    // Any other number makes it another statement (`"1 in 200, or 1 in 100 at peak"`).
+    (numbers_said(text).len() <= 2).then_some(n)
+}
+
+/// The percentage a share said as one in every N is (`"one in every 200 requests"` → 0.5),
+/// where the field at `node` counts a percentage (its description says so, up to 100).
+pub fn share_as_percentage(text: &str, node: &Value) -> Option<f64> {
+    let description = node
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_lowercase();
+    let percentage = description.starts_with("percentage")
+        || (node.get("maximum").and_then(Value::as_f64) == Some(100.0)
+            && description.contains("percent"));
+    let number = matches!(schema::type_of(node), "number");
+    (percentage && number)
+        .then(|| one_in(text).map(|n| 100.0 / n))
+        .flatten()
+}
+
 /// The allowed operator a comparison symbol stands for, as selectors write them (kubectl's
 /// `key!=value` is a `NotIn` requirement, `key=value` an `In` one; a node selector's `>` is
 /// `Gt`): only when exactly one allowed value is that operator.
@@ -2016,6 +2059,26 @@ mod tests {
             "helmreleases.helm.toolkit.fluxcd.io",
             "HelmChart"
         ));
+    }
+
+    #[test]
+    fn one_in_every_n_is_a_share() {
+        assert_eq!(one_in("one in every 200 requests"), Some(200.0));
+        assert_eq!(one_in("1 in 50"), Some(50.0));
+        assert_eq!(one_in("1 out of 1000 calls"), Some(1000.0));
+        assert_eq!(one_in("one replica in each zone"), None);
+        assert_eq!(one_in("1 in 200, or 1 in 100 at peak"), None);
+        let percentage = json!({"type": "number", "maximum": 100,
+            "description": "Percentage of requests, from 0 to 100, that start a trace."});
+        assert_eq!(
+            share_as_percentage("one in every 200 requests", &percentage),
+            Some(0.5)
+        );
+        let count = json!({"type": "integer", "description": "Requests per batch."});
+        assert_eq!(
+            share_as_percentage("one in every 200 requests", &count),
+            None
+        );
     }
 
     #[test]

@@ -528,17 +528,21 @@ pub(crate) fn names_kind_as_resource(text: &str, kind: &str) -> bool {
     kind_of_resource(text, &[Value::from(kind)]) == Some(kind)
 }
 
+/// The words of `text` as the amount readings compare them: lower case, a number's point kept
+/// (`2.5`), a sentence's dropped; `None` for a text too long to read.
+fn amount_words(text: &str) -> Option<Vec<String>> {
+    (text.chars().count() <= MAX_CHARS).then(|| {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '.'))
+            .map(|w| w.trim_matches('.').to_lowercase())
+            .filter(|w| !w.is_empty())
+            .collect()
+    })
+}
+
 /// The N of a share said as one in every N (`"one in every 200 requests"`, `"1 in 50"`, `"1
 /// out of 1000"`): the text says nothing else that is a number.
 pub fn one_in(text: &str) -> Option<f64> {
-    if text.chars().count() > MAX_CHARS {
-        return None;
-    }
-    let said: Vec<String> = text
-        .split(|c: char| !(c.is_alphanumeric() || c == '.'))
-        .map(|w| w.trim_matches('.').to_lowercase())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let said = amount_words(text)?;
     let at = said.iter().position(|w| w == "one" || w == "1")?;
     let mut rest = said[at + 1..].iter().map(String::as_str);
     let n = match (rest.next(), rest.next()) {
@@ -1021,18 +1025,11 @@ const COMMON_WORDS: [&str; 40] = [
 
 /// On UPDATE, the new value the user states relative to the stored one (`"double it"` over
 /// `5m` → `10m`, `"one more than before"` over `2` → `3`, `"twice as often"` over an interval
-/// of `5m` → `2.5m`): the stored value is what "it", "before", "the current value" refer to.
+/// of `5m` → `2m30s`): the stored value is what "it", "before", "the current value" refer to.
 /// One change stated, a word that refers to the stored value, and a stored number or a
 /// number with a unit (`16Gi`, `90s`); anything else is no reading.
 pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
-    if text.chars().count() > MAX_CHARS {
-        return None;
-    }
-    let said: Vec<String> = text
-        .split(|c: char| !(c.is_alphanumeric() || c == '.'))
-        .map(|w| w.trim_matches('.').to_lowercase())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let said = amount_words(text)?;
     let signed = plus_signed(&crate::certainty::without_remarks(text));
     let (change, unit) = match (signed, stated_difference(&said)) {
         // A plus sign before the number refers to the stored value by itself (`"+2"`, `"+1h

@@ -32,11 +32,13 @@ pub fn canonical(s: &str) -> String {
         .collect()
 }
 
-/// The largest edit distance accepted for a name of `len` characters.
+/// The largest edit distance accepted for a name of `len` characters. Two edits in a name of
+/// five or six letters change a third of it: that is another name (`gitea` is no `gitlab`),
+/// not a typo of one.
 fn max_distance(len: usize) -> usize {
     match len {
-        0..=4 => 1,
-        5..=9 => 2,
+        0..=6 => 1,
+        7..=9 => 2,
         _ => 3,
     }
 }
@@ -168,6 +170,11 @@ mod tests {
     fn far_or_ambiguous_values_are_refused() {
         assert_eq!(pick("Image", &["Catalog"]), Pick::NoneClose);
         assert_eq!(pick("grey", &["red", "green", "blue"]), Pick::NoneClose);
+        // Another product's name, two edits from an allowed one.
+        assert_eq!(
+            pick("gitea", &["github", "gitlab", "bitbucket", "generic"]),
+            Pick::NoneClose
+        );
         // A short name with a letter replaced is another name; swapped letters are a typo.
         assert_eq!(
             pick("SMTP", &["TCP", "UDP", "SCTP", "ANY"]),

@@ -432,6 +432,7 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     options.extend(label_values_as_requirement(sources, p, v));
     options.extend(clause_for_sibling(sources, p, v, node));
     options.extend(all_except(sources, p, v, node));
+    options.extend(to_plural_sibling(sources, p, v, node));
     // `paused: "resume - …"`: the word that ends the pause states `false`.
     if let (Some(text), Some((_, field))) = (v.as_str(), pointer::split_last(p)) {
         if schema::type_of(node) == "boolean"
@@ -453,6 +454,26 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
             .map(|v| vec![Edit::Set(p.to_string(), v)]),
     );
     options
+}
+
+/// A list where one object belongs, beside the unset plural of the field that holds a list of
+/// them (`namespaceSelector: [{…}, {…}]` beside `namespaceSelectors`, a deprecated singular
+/// written in its successor's shape): the list goes there whole, when that field takes it. A
+/// rename is never certain: a proposal.
+fn to_plural_sibling(sources: &Sources, p: &str, v: &Value, node: &Value) -> Option<Resolution> {
+    if !v.is_array() || schema::type_of(node) != "object" {
+        return None;
+    }
+    let (parent, name) = pointer::split_last(p)?;
+    let plural = [format!("{name}s"), format!("{name}es")]
+        .into_iter()
+        .map(|n| pointer::push(parent, &n))
+        .find(|at| schema::node_at(sources.schema, at).is_some())?;
+    let plural_node = schema::node_at(sources.schema, &plural)?;
+    let takes = schema::type_of(plural_node) == "array"
+        && sources.given.pointer(&plural).is_none()
+        && crate::certainty::accepts(plural_node, v);
+    takes.then(|| vec![Edit::Remove(p.to_string()), Edit::Set(plural, v.clone())])
 }
 
 /// `"everything except the 'Health check passed' messages"` where a list of what to include
@@ -638,6 +659,7 @@ fn enum_resolutions(
 /// or more) in the sentence of the field's description that says so, or "default" itself?
 fn asks_for_default(value: &Value, node: Option<&Value>, field: &str) -> bool {
     let text = scalar_text(value).to_lowercase();
+
     // `"do not abort"` does not ask for what "abort" names.
     let negated = crate::certainty::negated_words(&text);
     // The field's own name says what it is about, not what its absence means (`"all
@@ -815,45 +837,50 @@ fn removable(sources: &Sources, p: &str) -> bool {
 }
 
 /// A list of `"Name: value"` (or `name=value`, or `from -> to` as a mapping is written) lines
-/// where the schema wants a map of strings: the arrow points from the key to its value.
+/// where the schema wants a map of strings: the arrow points from the key to its value. A list
+/// of objects that each name a key and hold one value the map takes (`{name: region, value:
+/// eu-west-1}` as a container's env var, `{name: http, containerPort: 8080, protocol: TCP}` as a
+/// Pod's port for a map of port numbers) is that map too.
 fn lines_as_map(items: &[Value], node: &Value) -> Option<Value> {
-    let is_map = schema::type_of(node) == "object"
-        && node
-            .get("additionalProperties")
-            .is_some_and(|a| schema::type_of(a) == "string");
-    if !is_map || items.is_empty() {
+    let values = node
+        .get("additionalProperties")
+        .filter(|a| schema::type_of(node) == "object" && a.is_object())?;
+    if items.is_empty() {
         return None;
     }
     let mut map = Map::new();
     for item in items {
         let (k, v) = match item {
-            // A pair written as a container's env var is (`{name: region, value: eu-west-1}`).
-            Value::Object(pair) => named_pair(pair)?,
-            _ => {
+            Value::Object(pair) => named_pair(pair, values)?,
+            _ if schema::type_of(values) == "string" => {
                 let line = item.as_str()?;
                 let (k, v) = ["->", "=>", "\u{2192}"]
                     .iter()
                     .find_map(|arrow| line.split_once(arrow))
                     .or_else(|| line.split_once([':', '=']))?;
-                (k.trim(), unquoted(v.trim()))
+                (k.trim(), Value::from(unquoted(v.trim())))
             }
+            _ => return None,
         };
         if k.is_empty() || k.contains(char::is_whitespace) || map.contains_key(k) {
             return None;
         }
-        map.insert(k.to_string(), Value::from(v));
+        map.insert(k.to_string(), v);
     }
     Some(Value::Object(map))
 }
 
-/// An object of exactly a name and a text value (`{name, value}` or `{key, value}`).
-fn named_pair(pair: &Map<String, Value>) -> Option<(&str, String)> {
-    if pair.len() != 2 {
-        return None;
-    }
-    let name = pair.get("name").or_else(|| pair.get("key"))?.as_str()?;
-    let value = pair.get("value")?.as_str()?;
-    Some((name, value.to_string()))
+/// An object that names a key (`name` or `key`) and holds exactly one other value the map's
+/// value schema `values` takes: that key and value.
+fn named_pair<'p>(pair: &'p Map<String, Value>, values: &Value) -> Option<(&'p str, Value)> {
+    let (name_field, name) = ["name", "key"]
+        .iter()
+        .find_map(|f| pair.get(*f).and_then(Value::as_str).map(|n| (*f, n)))?;
+    let mut taken = pair
+        .iter()
+        .filter(|(k, v)| k.as_str() != name_field && crate::certainty::accepts(values, v));
+    let (_, value) = taken.next()?;
+    taken.next().is_none().then(|| (name, value.clone()))
 }
 
 /// A list of lines where one free text belongs (`userData: ["#!/bin/bash", "sysctl --system"]`)
@@ -974,6 +1001,12 @@ fn relative_list(text: &str, old: &Value) -> Option<Value> {
         .filter(|w| !w.is_empty())
         .collect();
     let refers = lower.contains("same as") || super::readings::refers_to_stored(&said);
+    if let Some(kept) = refers
+        .then(|| list_less(&unremarked_words(text), &stored))
+        .flatten()
+    {
+        return Some(kept);
+    }
     let adds_by_itself = said
         .iter()
         .any(|w| matches!(*w, "plus" | "add" | "adding" | "append"));
@@ -1006,6 +1039,40 @@ fn relative_list(text: &str, old: &Value) -> Option<Value> {
         }
     }
     (items.len() > stored.len()).then_some(Value::Array(items))
+}
+
+/// The stored items less those a word that takes away names (`"the current list minus ping"`,
+/// `"without ping"`, `"drop ping"`): each named item as stored, the words before its remark.
+fn list_less(said: &[String], stored: &[&str]) -> Option<Value> {
+    const LESS: [&str; 6] = ["minus", "without", "except", "drop", "remove", "removing"];
+    let at = said.iter().position(|w| LESS.contains(&w.as_str()))?;
+    let named: Vec<&str> = stored
+        .iter()
+        .copied()
+        .filter(|item| said[at + 1..].iter().any(|w| w.eq_ignore_ascii_case(item)))
+        .collect();
+    if named.is_empty() || named.len() == stored.len() {
+        return None;
+    }
+    Some(Value::Array(
+        stored
+            .iter()
+            .filter(|item| !named.contains(item))
+            .map(|item| Value::from(*item))
+            .collect(),
+    ))
+}
+
+/// The words of `text` before its remark, as written (a name keeps its `-` and `.`), lower case.
+fn unremarked_words(text: &str) -> Vec<String> {
+    crate::certainty::without_remarks(text)
+        .split(|c: char| c.is_whitespace() || ",;".contains(c))
+        .map(|w| {
+            w.trim_matches(|c: char| "\"'`()[].:!?".contains(c))
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 /// The parts of `text` in quotes (`'`, `"` or a backtick) that open after a blank or at the
@@ -2101,7 +2168,13 @@ fn reference_target(node: &Value) -> Option<&str> {
         [] => Some("name"),
         _ => required.iter().copied().find(|r| *r == "name"),
     };
-    target.filter(|t| schema::child(node, t).is_some_and(|c| schema::type_of(c) == "string"))
+    // A declared property: a map's keys (`matchLabels`) are the user's words, and `name` is
+    // no key of it that crfix may choose.
+    target.filter(|t| {
+        node.get("properties")
+            .and_then(|p| p.get(*t))
+            .is_some_and(|c| schema::type_of(c) == "string")
+    })
 }
 
 /// kubectl's `TYPE/NAME` (`Deployment/inventory-api`): where the object names a kind freely, a
@@ -2928,6 +3001,12 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
         }
         targets_taking += usize::from(taken);
     }
+    // Fields one level too high go first: the place beside them that declares them all says
+    // more than a field of a similar name anywhere in the schema.
+    if let Some(home) = into_the_field_that_declares_them(sources, p) {
+        out.insert(0, home);
+    }
+    out.extend(api_version_of_parts(sources, p));
     out.extend(dotted_key(sources, p, value));
     // Another name for the one absent required field beside it (`schedule` for a cron,
     // `port` for a port's `number`, a CronJob's `jobTemplate` for a Job's spec), when only
@@ -2960,6 +3039,7 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
     if out.is_empty() {
         out.extend(into_the_map_beside(sources, p, value));
     }
+
     // A value that has a place elsewhere is moved there, never only dropped: dropping it
     // would lose what the user said (a channel, a version).
     if out.is_empty() {
@@ -3001,6 +3081,92 @@ fn into_the_map_beside(sources: &Sources, p: &str, value: &Value) -> Option<Reso
         Edit::Remove(p.to_string()),
         Edit::Set(to, value.clone()),
     ])
+}
+
+/// A group and a version written apart (`group: kustomize.toolkit.fluxcd.io`, `version: v1`,
+/// a GVK as other tools write one) beside an unset `apiVersion`: Kubernetes writes them as one,
+/// `group/version` (the version alone for the core group).
+fn api_version_of_parts(sources: &Sources, p: &str) -> Option<Resolution> {
+    let (parent, key) = pointer::split_last(p)?;
+    if key != "group" && key != "version" {
+        return None;
+    }
+    let node = schema::node_at(sources.schema, parent)?;
+    let properties = node.get("properties")?.as_object()?;
+    let given = sources.given.pointer(parent)?.as_object()?;
+    let declared = |k: &str| properties.contains_key(k);
+    if declared("group") || declared("version") || given.contains_key("apiVersion") {
+        return None;
+    }
+    let api_version_node = properties.get("apiVersion")?;
+    let version = given.get("version")?.as_str()?.trim();
+    let group = given.get("group").map_or(Some(""), Value::as_str)?.trim();
+    if version.is_empty() || version.contains(['/', ' ']) || group.contains(['/', ' ']) {
+        return None;
+    }
+    let api_version = Value::from(match group {
+        "" => version.to_string(),
+        group => format!("{group}/{version}"),
+    });
+    if !crate::certainty::accepts(api_version_node, &api_version) {
+        return None;
+    }
+    let mut edits: Resolution = ["group", "version"]
+        .iter()
+        .filter(|k| given.contains_key(**k))
+        .map(|k| Edit::Remove(pointer::push(parent, k)))
+        .collect();
+    edits.push(Edit::Set(pointer::push(parent, "apiVersion"), api_version));
+    Some(edits)
+}
+
+/// Fields written one level too high (`issuerURL`, `audience` and `validations` on a spec
+/// whose `oidcProviders` list holds objects of exactly those fields; `dataFrom: [{key: …}]`
+/// where `key` belongs in the entry's `extract`): every undeclared key of the object goes, as
+/// written, into the one unset property beside them that declares them all, an object of them,
+/// or a list of one such object.
+fn into_the_field_that_declares_them(sources: &Sources, p: &str) -> Option<Resolution> {
+    let (parent, _) = pointer::split_last(p)?;
+    let properties = schema::node_at(sources.schema, parent)?
+        .get("properties")?
+        .as_object()?;
+    let given = sources.given.pointer(parent)?.as_object()?;
+    let undeclared: Map<String, Value> = given
+        .iter()
+        .filter(|(k, _)| !properties.contains_key(*k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if undeclared.is_empty() {
+        return None;
+    }
+    let declares_all = |node: &Value| {
+        node.get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|own| undeclared.keys().all(|k| own.contains_key(k)))
+    };
+    let mut homes = properties.iter().filter_map(|(name, node)| {
+        if given.contains_key(name) {
+            return None;
+        }
+        let value = match schema::type_of(node) {
+            "object" if declares_all(node) => Value::Object(undeclared.clone()),
+            "array" if node.get("items").is_some_and(declares_all) => {
+                Value::Array(vec![Value::Object(undeclared.clone())])
+            }
+            _ => return None,
+        };
+        crate::certainty::accepts(node, &value).then_some((name, value))
+    });
+    let (home, value) = homes.next()?;
+    if homes.next().is_some() {
+        return None;
+    }
+    let mut edits: Resolution = undeclared
+        .keys()
+        .map(|k| Edit::Remove(pointer::push(parent, k)))
+        .collect();
+    edits.push(Edit::Set(pointer::push(parent, home), value));
+    Some(edits)
 }
 
 /// An undeclared key written as a dotted path of the schema (`portLevelMtls.9200.mode:
@@ -3397,6 +3563,18 @@ mod tests {
             None
         );
         assert_eq!(relative_list("same as before", &old), None);
+        // A word that takes away: the stored items less the one it names, its remark aside.
+        assert_eq!(
+            relative_list(
+                "the current list minus ping - GitHub sends a ping whenever the hook is created",
+                &json!(["ping", "push", "release"])
+            ),
+            Some(json!(["push", "release"]))
+        );
+        assert_eq!(
+            relative_list("the current list minus nothing", &json!(["ping", "push"])),
+            None
+        );
         // An apostrophe opens no quote.
         assert_eq!(quoted_parts("don't add 'a b' now").0, vec!["a b"]);
         // A verb that adds says so by itself; a quoted part is one item, a remark no item.
@@ -3622,8 +3800,18 @@ mod tests {
         assert_eq!(lines_as_map(&twice, &strings), None);
         let from = [json!({"name": "zone", "valueFrom": {"fieldRef": {}}})];
         assert_eq!(lines_as_map(&from, &strings), None);
-        let more = [json!({"name": "a", "value": "b", "note": "c"})];
-        assert_eq!(lines_as_map(&more, &strings), None);
+        let two = [json!({"name": "a", "value": "b", "note": "c"})];
+        assert_eq!(lines_as_map(&two, &strings), None);
+        // A Pod's ports where a map of port numbers belongs: the one value the map takes.
+        let numbers = json!({"type": "object", "additionalProperties": {"type": "integer"}});
+        let ports = [
+            json!({"name": "http", "containerPort": 8080, "protocol": "TCP"}),
+            json!({"name": "grpc", "containerPort": 9090, "protocol": "TCP"}),
+        ];
+        assert_eq!(
+            lines_as_map(&ports, &numbers),
+            Some(json!({"http": 8080, "grpc": 9090}))
+        );
     }
 
     #[test]
@@ -4415,6 +4603,95 @@ mod tests {
             );
         }
         assert!(with_scheme(&plain, "/spec/host", "^[a-z.]+$", "squid.corp").is_empty());
+    }
+
+    #[test]
+    fn a_group_and_a_version_apart_are_the_api_version() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"resources": {"type": "array", "items": {"type": "object",
+                "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                    "name": {"type": "string"}}}}}}}});
+        let given = json!({"spec": {"resources": [{"group": "kustomize.toolkit.fluxcd.io",
+            "version": "v1", "kind": "Kustomization", "name": "apps"}]}});
+        assert_eq!(
+            api_version_of_parts(&sources(&schema, &given), "/spec/resources/0/version"),
+            Some(vec![
+                Edit::Remove("/spec/resources/0/group".into()),
+                Edit::Remove("/spec/resources/0/version".into()),
+                Edit::Set(
+                    "/spec/resources/0/apiVersion".into(),
+                    json!("kustomize.toolkit.fluxcd.io/v1")
+                ),
+            ])
+        );
+        let core = json!({"spec": {"resources": [{"version": "v1", "kind": "Secret"}]}});
+        assert_eq!(
+            api_version_of_parts(&sources(&schema, &core), "/spec/resources/0/version")
+                .and_then(|r| r.last().cloned()),
+            Some(Edit::Set(
+                "/spec/resources/0/apiVersion".into(),
+                json!("v1")
+            ))
+        );
+    }
+
+    #[test]
+    fn fields_one_level_too_high_go_into_the_field_that_declares_them() {
+        let provider = json!({"type": "object", "properties": {
+            "issuerURL": {"type": "string"}, "audience": {"type": "string"}}});
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {
+                "type": {"type": "string"},
+                "oidcProviders": {"type": "array", "items": provider}}}}});
+        let given = json!({"spec": {"type": "generic-oidc",
+            "issuerURL": "https://token.example", "audience": "flux"}});
+        let resolution =
+            into_the_field_that_declares_them(&sources(&schema, &given), "/spec/audience");
+        assert_eq!(
+            resolution,
+            Some(vec![
+                Edit::Remove("/spec/audience".into()),
+                Edit::Remove("/spec/issuerURL".into()),
+                Edit::Set(
+                    "/spec/oidcProviders".into(),
+                    json!([{"issuerURL": "https://token.example", "audience": "flux"}])
+                ),
+            ])
+        );
+        // An undeclared key no property declares: no reading.
+        let other = json!({"spec": {"issuerURL": "https://token.example", "team": "a"}});
+        assert_eq!(
+            into_the_field_that_declares_them(&sources(&schema, &other), "/spec/team"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_list_where_one_object_belongs_goes_to_its_plural() {
+        let selector = json!({"type": "object", "properties": {
+            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}}});
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {
+                "namespaceSelector": selector,
+                "namespaceSelectors": {"type": "array", "items": selector}}}}});
+        let at = "/spec/namespaceSelector";
+        let node = schema::node_at(&schema, at).unwrap();
+        let list =
+            json!([{"matchLabels": {"team": "payments"}}, {"matchLabels": {"team": "billing"}}]);
+        let given = json!({"spec": {"namespaceSelector": list}});
+        assert_eq!(
+            to_plural_sibling(&sources(&schema, &given), at, &list, node),
+            Some(vec![
+                Edit::Remove(at.into()),
+                Edit::Set("/spec/namespaceSelectors".into(), list.clone())
+            ])
+        );
+        // The plural already set: no reading.
+        let both = json!({"spec": {"namespaceSelector": list, "namespaceSelectors": []}});
+        assert_eq!(
+            to_plural_sibling(&sources(&schema, &both), at, &list, node),
+            None
+        );
     }
 
     #[test]

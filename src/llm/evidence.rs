@@ -376,7 +376,13 @@ fn invented(
     let own = &own;
     let old_here = old_text(old_object, &leaf.pointer);
     let old_here = old_here.as_deref().map(|t| Evidence::new([t]));
-    let sources: Vec<&Evidence> = std::iter::once(own).chain(old_here.as_ref()).collect();
+    let referred = stored_referred_to(given, old_object, &leaf.pointer);
+    let referred =
+        (!referred.is_empty()).then(|| Evidence::new(referred.iter().map(String::as_str)));
+    let sources: Vec<&Evidence> = std::iter::once(own)
+        .chain(old_here.as_ref())
+        .chain(referred.as_ref())
+        .collect();
     // A number is a word of its own: the `1` of `"match prod-eu1-md-1"` is part of a name.
     if leaf.number
         && !sources
@@ -661,6 +667,37 @@ fn in_field_unit(
 /// The user's scalar that the value at `p` takes the place of: the value at `p` itself, or
 /// a scalar at one of its ancestors that the LLM turned into a structure (a comma-separated
 /// string into a list).
+/// On UPDATE, the texts of the stored value that the user's text replacing `p` refers to
+/// (`"the current list minus ping"` over a stored `[ping, push, release]`): what a relative
+/// reading keeps of it is the user's, not invented. Empty when the text refers to nothing stored.
+fn stored_referred_to(given: &Value, old_object: Option<&Value>, p: &str) -> Vec<String> {
+    let mut current = p;
+    let (at, text) = loop {
+        if let Some(v) = given.pointer(current) {
+            match v.as_str() {
+                Some(text) => break (current, text),
+                None => return Vec::new(),
+            }
+        }
+        match pointer::split_last(current) {
+            Some((parent, _)) => current = parent,
+            None => return Vec::new(),
+        }
+    };
+    let lower = text.to_lowercase();
+    let said: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    if super::readings::refers_to_stored(&said) {
+        if let Some(stored) = old_object.and_then(|o| o.pointer(at)) {
+            leaves(stored, "", 0, &mut |_, leaf| out.push(scalar_text(leaf)));
+        }
+    }
+    out
+}
+
 fn replaced_scalar<'v>(given: &'v Value, p: &str) -> Option<&'v Value> {
     let mut current = p;
     loop {

@@ -159,7 +159,14 @@ fn self_contradiction(
                 .or_else(|| readings::unchanged_but_different(value, old))
                 .or_else(|| readings::qualified_value(node, value))
         } else {
-            readings::contradiction(node, value, old)
+            let own = pointer::split_last(&e.pointer)
+                .map(|(_, n)| n)
+                .unwrap_or_default();
+            readings::contradiction(node, value, old).or_else(|| {
+                object
+                    .pointer(parent)
+                    .and_then(|siblings| readings::same_as_sibling(value, siblings, &own))
+            })
         };
         contradiction.map(|c| {
             format!(

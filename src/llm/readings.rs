@@ -528,6 +528,37 @@ pub(crate) fn names_kind_as_resource(text: &str, kind: &str) -> bool {
     kind_of_resource(text, &[Value::from(kind)]) == Some(kind)
 }
 
+/// A number said to be the same as a sibling's value, where the sibling holds another one
+/// (`grpc: "9090 (same port as http, one listener)"` beside `http: 8080`): the number and the
+/// words contradict each other, so neither is the reading. `siblings` is the object that holds
+/// the field `own`.
+pub fn same_as_sibling(value: &Value, siblings: &Value, own: &str) -> Option<Contradiction> {
+    let text = value.as_str()?;
+    let siblings = siblings.as_object()?;
+    let words: Vec<String> = text
+        .split(|c: char| !(c.is_alphanumeric() || "-_.".contains(c)))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let same = words.iter().position(|w| w == "same")?;
+    let as_at = same + 1 + words[same + 1..].iter().take(3).position(|w| w == "as")?;
+    let name = words.get(as_at + 1)?;
+    let (key, other) = siblings
+        .iter()
+        .find(|(k, _)| k.as_str() != own && k.to_lowercase() == *name)?;
+    let other = match other {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => s.trim().parse::<f64>().ok()?,
+        _ => return None,
+    };
+    let said = numbers_said(text).first()?.value;
+    (said != other).then(|| Contradiction {
+        first: format!("{said} (the same as {key})"),
+        second: format!("{key} is {other}"),
+        kind: Kind::Direction,
+    })
+}
+
 /// The words of `text` as the amount readings compare them: lower case, a number's point kept
 /// (`2.5`), a sentence's dropped; `None` for a text too long to read.
 fn amount_words(text: &str) -> Option<Vec<String>> {
@@ -2076,6 +2107,17 @@ mod tests {
             share_as_percentage("one in every 200 requests", &count),
             None
         );
+    }
+
+    #[test]
+    fn the_same_as_a_sibling_that_holds_another_number_contradicts() {
+        let ports = json!({"http": 8080, "grpc": "9090 (same port as http, one listener)"});
+        let grpc = &ports["grpc"];
+        assert!(same_as_sibling(grpc, &ports, "grpc").is_some());
+        let same = json!({"http": 9090, "grpc": "9090 (same port as http)"});
+        assert!(same_as_sibling(&same["grpc"], &same, "grpc").is_none());
+        let other = json!({"http": 8080, "grpc": "9090 (the same as before)"});
+        assert!(same_as_sibling(&other["grpc"], &other, "grpc").is_none());
     }
 
     #[test]

@@ -661,3 +661,17 @@ fn an_amount_before_a_remark_keeps_the_value_and_drops_only_the_remark() {
     // Without the stored size on record, 100Gi is another amount the remark states.
     assert!(!check(&settings, &json!({}), &given, None, &answer).is_empty());
 }
+
+#[test]
+fn the_stored_items_a_text_refers_to_are_the_users() {
+    // fr07: the stored list less the item the text takes away.
+    let settings = Settings::default();
+    let given =
+        json!({"spec": {"events": "the current list minus ping - pings trigger reconciles"}});
+    let old = json!({"spec": {"events": ["ping", "push", "release"]}});
+    let answer = json!({"spec": {"events": ["push", "release"]}});
+    assert!(check(&settings, &json!({}), &given, Some(&old), &answer).is_empty());
+    // A text that refers to nothing stored grounds nothing of it.
+    let given = json!({"spec": {"events": "minus ping - pings trigger reconciles"}});
+    assert!(!check(&settings, &json!({}), &given, Some(&old), &answer).is_empty());
+}

@@ -836,6 +836,43 @@ fn removable(sources: &Sources, p: &str) -> bool {
     }
 }
 
+/// A map of references grouped by one property's allowed values where a list of them belongs
+/// (`{GitRepository: [webapp], OCIRepository: [webapp-manifests]}`, as values files group them,
+/// for a list of `{kind, name}`): one item per name, with its group's value. Every key must be
+/// an allowed value of one text property of the items, and every value a name or a list of
+/// names.
+fn grouped_by_enum(groups: &Map<String, Value>, node: &Value) -> Option<Value> {
+    let items = node
+        .get("items")
+        .filter(|_| schema::type_of(node) == "array")?;
+    let properties = items.get("properties")?.as_object()?;
+    let target = reference_target(items)?;
+    let mut grouping = properties.iter().filter(|(name, child)| {
+        name.as_str() != target
+            && schema::enum_values(child).is_some_and(|allowed| {
+                groups
+                    .keys()
+                    .all(|k| allowed.contains(&Value::from(k.as_str())))
+            })
+    });
+    let (by, _) = grouping.next()?;
+    if grouping.next().is_some() || groups.is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (group, names) in groups {
+        let names: Vec<&str> = match names {
+            Value::String(one) => vec![one.as_str()],
+            Value::Array(many) => many.iter().map(Value::as_str).collect::<Option<_>>()?,
+            _ => return None,
+        };
+        for name in names {
+            out.push(serde_json::json!({ by.as_str(): group, target: name }));
+        }
+    }
+    Some(Value::Array(out))
+}
+
 /// A list of `"Name: value"` (or `name=value`, or `from -> to` as a mapping is written) lines
 /// where the schema wants a map of strings: the arrow points from the key to its value. A list
 /// of objects that each name a key and hold one value the map takes (`{name: region, value:
@@ -1114,6 +1151,9 @@ fn quoted_parts(text: &str) -> (Vec<&str>, String) {
 }
 
 fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
+    if let Value::Object(groups) = value {
+        return grouped_by_enum(groups, node).into_iter().collect();
+    }
     if let Value::Array(items) = value {
         return lines_as_map(items, node)
             .into_iter()
@@ -4633,6 +4673,24 @@ mod tests {
                 json!("v1")
             ))
         );
+    }
+
+    #[test]
+    fn references_grouped_by_an_allowed_value_are_one_item_each() {
+        let list = json!({"type": "array", "items": {"type": "object", "required": ["kind", "name"],
+            "properties": {"kind": {"type": "string", "enum": ["GitRepository", "OCIRepository"]},
+                "name": {"type": "string"}}}});
+        let groups = json!({"GitRepository": ["webapp"], "OCIRepository": "manifests"});
+        assert_eq!(
+            grouped_by_enum(groups.as_object().unwrap(), &list),
+            Some(json!([{"kind": "GitRepository", "name": "webapp"},
+                {"kind": "OCIRepository", "name": "manifests"}]))
+        );
+        // A key that is no allowed value, or a value that is no name: no reading.
+        let other = json!({"Bucket": ["b"]});
+        assert_eq!(grouped_by_enum(other.as_object().unwrap(), &list), None);
+        let deep = json!({"GitRepository": [{"name": "webapp"}]});
+        assert_eq!(grouped_by_enum(deep.as_object().unwrap(), &list), None);
     }
 
     #[test]

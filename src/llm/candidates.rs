@@ -315,18 +315,7 @@ fn resolutions(
             (ErrorKind::Unknown, Some(v)) => options.extend(relocations(sources, p, v)),
             (ErrorKind::Cel { .. }, _) if node.is_some_and(|n| schema::type_of(n) == "object") => {
                 options.extend(missing_children(sources, p, all_errors));
-                // The user's change says which side of the rule they meant; the stale side is
-                // all the stored fields it left there together (a certificate's file and key
-                // beside the credential that replaces them), never half of it.
-                let stale: Resolution =
-                    crate::certainty::stale_sides(sources.given, sources.old_object, all_errors)
-                        .into_iter()
-                        .filter(|at| pointer::split_last(at).is_some_and(|(parent, _)| parent == p))
-                        .map(Edit::Remove)
-                        .collect();
-                if !stale.is_empty() {
-                    options.push(stale);
-                }
+                options.extend(stale_side(sources, p, all_errors));
             }
             (_, Some(v)) => {
                 if let Some(node) = node {
@@ -351,45 +340,56 @@ fn resolutions(
     {
         options.push(vec![Edit::Remove(p.to_string())]);
     }
-    // An entry that reads as an item, every word of it kept (`"GitRepository/apps-repo"` →
-    // `{kind: GitRepository, name: apps-repo}`), is the user's item written in another shape:
-    // dropping it goes after that reading, not before.
-    if list_entry {
-        if let (Some(Value::String(said)), Some(at)) = (
-            value,
-            options
-                .iter()
-                .position(|o| matches!(o.as_slice(), [Edit::Remove(r)] if r == p)),
-        ) {
-            let keeps_every_word = |o: &Resolution| {
-                matches!(o.as_slice(), [Edit::Set(to, item)] if to == p
-                    && !item.is_string()
-                    && keeps_words(said, item))
-            };
-            if options.iter().any(keeps_every_word) {
-                let removal = options.remove(at);
-                options.push(removal);
-            }
-        }
+    if let (true, Some(Value::String(said))) = (list_entry, value) {
+        removal_after_item_reading(&mut options, p, said);
     }
     options
 }
 
+/// On UPDATE, where a rule relating an object's fields fails: the user's change says which
+/// side of the rule they meant, and the stale side is all the stored fields it left there
+/// together (a certificate's file and key beside the credential that replaces them), never
+/// half of it.
+fn stale_side(sources: &Sources, p: &str, all_errors: &[FieldError]) -> Option<Resolution> {
+    let stale: Resolution =
+        crate::certainty::stale_sides(sources.given, sources.old_object, all_errors)
+            .into_iter()
+            .filter(|at| pointer::split_last(at).is_some_and(|(parent, _)| parent == p))
+            .map(Edit::Remove)
+            .collect();
+    (!stale.is_empty()).then_some(stale)
+}
+
+/// A list entry that reads as an item, every word of it kept (`"GitRepository/apps-repo"` →
+/// `{kind: GitRepository, name: apps-repo}`), is the user's item written in another shape:
+/// dropping it (`said`, at `p`) goes after that reading, not before.
+fn removal_after_item_reading(options: &mut Vec<Resolution>, p: &str, said: &str) {
+    let Some(at) = options
+        .iter()
+        .position(|o| matches!(o.as_slice(), [Edit::Remove(r)] if r == p))
+    else {
+        return;
+    };
+    let keeps_every_word = |o: &Resolution| {
+        matches!(o.as_slice(), [Edit::Set(to, item)] if to == p
+            && !item.is_string()
+            && keeps_words(said, item))
+    };
+    if options.iter().any(keeps_every_word) {
+        let removal = options.remove(at);
+        options.push(removal);
+    }
+}
+
 /// Does `item` hold every word of `said` among its texts?
 fn keeps_words(said: &str, item: &Value) -> bool {
-    let mut held = Vec::new();
-    evidence_leaves(item, &mut held);
-    let held: Vec<String> = held
+    let held: Vec<String> = super::evidence::leaf_texts(item)
         .iter()
         .flat_map(|t| super::evidence::tokens(t))
         .collect();
     super::evidence::tokens(said)
         .iter()
         .all(|w| held.contains(w))
-}
-
-fn evidence_leaves(v: &Value, out: &mut Vec<String>) {
-    super::evidence::leaves(v, "", 0, &mut |_, leaf| out.push(scalar_text(leaf)));
 }
 
 /// The allowed values the user's text names, for an enum's error (none for other errors).
@@ -1007,8 +1007,7 @@ fn arrow_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
     let (from, to) = ["->", "=>", "\u{2192}"]
         .iter()
         .find_map(|arrow| text.split_once(arrow))?;
-    let mut stored = Vec::new();
-    super::evidence::leaves(old, "", 0, &mut |_, leaf| stored.push(scalar_text(leaf)));
+    let stored = super::evidence::leaf_texts(old);
     let [stored] = stored.as_slice() else {
         return None;
     };
@@ -3076,10 +3075,10 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
             out.insert(0, unwrap);
         }
     }
+
     if out.is_empty() {
         out.extend(into_the_map_beside(sources, p, value));
     }
-
     // A value that has a place elsewhere is moved there, never only dropped: dropping it
     // would lose what the user said (a channel, a version).
     if out.is_empty() {

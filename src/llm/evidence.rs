@@ -671,42 +671,42 @@ fn in_field_unit(
 /// (`"the current list minus ping"` over a stored `[ping, push, release]`): what a relative
 /// reading keeps of it is the user's, not invented. Empty when the text refers to nothing stored.
 fn stored_referred_to(given: &Value, old_object: Option<&Value>, p: &str) -> Vec<String> {
-    let mut current = p;
-    let (at, text) = loop {
-        if let Some(v) = given.pointer(current) {
-            match v.as_str() {
-                Some(text) => break (current, text),
-                None => return Vec::new(),
-            }
-        }
-        match pointer::split_last(current) {
-            Some((parent, _)) => current = parent,
-            None => return Vec::new(),
-        }
+    let Some((at, Value::String(text))) = replaced_at(given, p) else {
+        return Vec::new();
     };
     let lower = text.to_lowercase();
     let said: Vec<&str> = lower
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
-    let mut out = Vec::new();
-    if super::readings::refers_to_stored(&said) {
-        if let Some(stored) = old_object.and_then(|o| o.pointer(at)) {
-            leaves(stored, "", 0, &mut |_, leaf| out.push(scalar_text(leaf)));
-        }
+    match old_object.and_then(|o| o.pointer(at)) {
+        Some(stored) if super::readings::refers_to_stored(&said) => leaf_texts(stored),
+        _ => Vec::new(),
     }
-    out
 }
 
 fn replaced_scalar<'v>(given: &'v Value, p: &str) -> Option<&'v Value> {
+    replaced_at(given, p).map(|(_, v)| v)
+}
+
+/// The user's scalar that the written value at `p` replaces (at `p` or above it), and where it
+/// is; `None` where the object holds a structure there.
+fn replaced_at<'v, 'p>(given: &'v Value, p: &'p str) -> Option<(&'p str, &'v Value)> {
     let mut current = p;
     loop {
         if let Some(v) = given.pointer(current) {
-            return is_scalar(v).then_some(v);
+            return is_scalar(v).then_some((current, v));
         }
         let (parent, _) = pointer::split_last(current)?;
         current = parent;
     }
+}
+
+/// The texts of every string and number leaf of `v`.
+pub(super) fn leaf_texts(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    leaves(v, "", 0, &mut |_, leaf| out.push(scalar_text(leaf)));
+    out
 }
 
 pub(super) fn is_scalar(v: &Value) -> bool {

@@ -459,6 +459,22 @@ const BUILT_IN_KINDS: [(&str, &str, &[&str]); 15] = [
     ("HorizontalPodAutoscaler", "autoscaling/v2", &["hpa"]),
 ];
 
+/// The plural resource name of a kind, as Kubernetes forms it (`Ingress` → `ingresses`,
+/// `GitRepository` → `gitrepositories`, `HelmRelease` → `helmreleases`).
+fn resource_plural(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    if lower.ends_with('s') || lower.ends_with('x') || lower.ends_with("ch") {
+        format!("{lower}es")
+    } else if let Some(stem) = lower
+        .strip_suffix('y')
+        .filter(|s| !s.ends_with(['a', 'e', 'o', 'u']))
+    {
+        format!("{stem}ies")
+    } else {
+        format!("{lower}s")
+    }
+}
+
 /// The kind and API version kubectl's name `s` (`sts`, `statefulset`, `deployments`) stands
 /// for.
 pub fn built_in_kind(s: &str) -> Option<(&'static str, &'static str)> {
@@ -466,13 +482,9 @@ pub fn built_in_kind(s: &str) -> Option<(&'static str, &'static str)> {
     BUILT_IN_KINDS
         .iter()
         .find(|(kind, _, short)| {
-            let singular = kind.to_ascii_lowercase();
-            let plural = if singular.ends_with('s') {
-                format!("{singular}es")
-            } else {
-                format!("{singular}s")
-            };
-            lower == singular || lower == plural || short.contains(&lower.as_str())
+            lower == kind.to_ascii_lowercase()
+                || lower == resource_plural(kind)
+                || short.contains(&lower.as_str())
         })
         .map(|(kind, api_version, _)| (*kind, *api_version))
 }
@@ -500,23 +512,10 @@ fn kind_of_resource<'a>(text: &str, allowed: &'a [Value]) -> Option<&'a str> {
     if !text.split('.').all(lower_dns) || !resource.ends_with('s') {
         return None;
     }
-    let plural_of = |kind: &str| {
-        let lower = kind.to_ascii_lowercase();
-        if lower.ends_with('s') || lower.ends_with('x') || lower.ends_with("ch") {
-            format!("{lower}es")
-        } else if let Some(stem) = lower
-            .strip_suffix('y')
-            .filter(|s| !s.ends_with(['a', 'e', 'o', 'u']))
-        {
-            format!("{stem}ies")
-        } else {
-            format!("{lower}s")
-        }
-    };
     let mut matching = allowed.iter().filter_map(Value::as_str).filter(|a| {
         a.starts_with(|c: char| c.is_ascii_uppercase())
             && a.chars().all(|c| c.is_ascii_alphanumeric())
-            && plural_of(a) == resource
+            && resource_plural(a) == resource
     });
     let one = matching.next()?;
     matching.next().is_none().then_some(one)

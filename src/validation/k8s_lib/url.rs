@@ -101,7 +101,19 @@ fn check_host(host: &str) -> Result<(), UrlError> {
             go_quote(port)
         )));
     }
-    Ok(())
+    // Go's `unescape(host, encodeHost)`: an ASCII byte a host may not hold unescaped.
+    match host.bytes().find(|&b| b < 0x80 && !host_safe(b)) {
+        Some(b) => Err(UrlError::Go(format!(
+            "invalid character {} in host name",
+            go_quote(&(b as char).to_string())
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Go's `shouldEscape(c, encodeHost)` is false for the ASCII byte `c`.
+fn host_safe(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"-_.~!$&'()*+,;=:[]<>\"".contains(&c)
 }
 
 /// Go's path unescaping check: every `%` starts a two-digit hex escape.
@@ -419,6 +431,8 @@ mod tests {
             "isURL('https://user:pass@example.com:80/path?query=val#fragment')",
             "isURL('/absolute-path') && !isURL('../relative-path') && !isURL('example.com')",
             "!isURL('')",
+            "!isURL('http://docker pull ghcr.io/acme/x') && isURL('http://docker/pull ghcr.io')",
+            "!isURL('https://exa{mple}.com/') && isURL('https://ex_a~m-p.le/') && isURL('https://é.example/')",
         ]);
     }
 
@@ -435,6 +449,10 @@ mod tests {
         assert_eq!(
             error("url(':foo').getScheme() == ''"),
             r#"URL parse error during conversion from string: parse ":foo": missing protocol scheme"#
+        );
+        assert_eq!(
+            error("url('http://a b/').getScheme() == ''"),
+            r#"URL parse error during conversion from string: parse "http://a b/": invalid character " " in host name"#
         );
     }
 }

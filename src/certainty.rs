@@ -228,7 +228,15 @@ pub fn meaning_kept_over(
                         operator_cut(&path, before, value),
                         bracket_cut(&path, before, value),
                         placeholder_replaced(&path, before, candidate),
-                        part_cut(&path, before, value, stored, given, candidate),
+                        part_cut(
+                            &path,
+                            schema::node_at(schema, &path),
+                            before,
+                            value,
+                            stored,
+                            given,
+                            candidate,
+                        ),
                         retyped(schema, &path, before, value),
                         structure_deleted(schema, &path, before, Some(value), given, candidate),
                     ]
@@ -642,6 +650,7 @@ fn placeholder_replaced(
 /// a percent sign (the number is what a percentage field counts).
 fn part_cut(
     path: &str,
+    node: Option<&Value>,
     before: Option<&Value>,
     after: &Value,
     stored: Option<&Value>,
@@ -671,6 +680,7 @@ fn part_cut(
         .find(&cut.to_ascii_lowercase())
         .filter(|_| !cut.is_empty() && cut.len() < text.len())?;
     if text_gives_for(text, path).is_some_and(|given| given.eq_ignore_ascii_case(&cut))
+        || node.is_some_and(|n| command_argument(text, |a| takes_word(n, a)) == Some(cut.as_str()))
         || crate::llm::readings::names_kind_as_resource(text, &cut)
     {
         return None;
@@ -838,6 +848,42 @@ pub fn flags(text: &str) -> Vec<(String, Option<&str>)> {
             (!name.is_empty()).then_some((name, value))
         })
         .collect()
+}
+
+/// The one argument of a pasted command line that `takes` accepts (`"helm repo add acme
+/// https://charts.acme.example/stable --pass-credentials"`, a URL where the field takes one):
+/// the text starts with a program's name and holds a `--flag`, and exactly one of its
+/// arguments (the words that are neither a flag nor a flag's value) is accepted. The rest of
+/// the text is the command's syntax.
+pub fn command_argument(text: &str, takes: impl Fn(&str) -> bool) -> Option<&str> {
+    let tokens: Vec<&str> = text.split_whitespace().collect();
+    let program = tokens.first()?;
+    if !program.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+        || !tokens.iter().any(|t| t.starts_with("--"))
+    {
+        return None;
+    }
+    let mut accepted = tokens.iter().enumerate().skip(1).filter(|(i, token)| {
+        let after_flag = tokens[i - 1].starts_with("--") && !tokens[i - 1].contains('=');
+        !token.starts_with('-') && !after_flag && takes(token)
+    });
+    match (accepted.next(), accepted.next()) {
+        (Some((_, one)), None) => Some(one),
+        _ => None,
+    }
+}
+
+/// Does the field of schema `node` take the word `word` as its value (a number for a number)?
+pub fn takes_word(node: &Value, word: &str) -> bool {
+    let value = match schema::type_of(node) {
+        "integer" | "number" => word
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number),
+        _ => Some(Value::from(word)),
+    };
+    value.is_some_and(|v| accepts(node, &v))
 }
 
 /// Does the flag `flag` (as [`flags`] gives it) name the field `field`: the same letters, or

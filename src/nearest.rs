@@ -72,6 +72,7 @@ pub fn pick<'a>(value: &str, candidates: &[&'a str]) -> Pick<'a> {
         .iter()
         .zip(&canon)
         .filter(|(_, c)| !c.is_empty() && c.len() <= MAX_FUZZY_LEN * 4)
+        .filter(|(name, _)| !a_word_replaced(value, name))
         .map(|(name, c)| (strsim::osa_distance(&cv, c), *name, c.chars().count()))
         .collect();
     scored.sort_by_key(|(d, _, _)| *d);
@@ -100,6 +101,44 @@ pub fn pick<'a>(value: &str, candidates: &[&'a str]) -> Pick<'a> {
 
 /// Names this short are not corrected by replacing a letter.
 const SHORT_NAME: usize = 4;
+
+/// The words of a name: split at separators and blanks, where a lower-case letter or digit
+/// meets an upper-case one, and where an acronym ends (`OCIRepository` is `oci`, `repository`).
+fn words(s: &str) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut words: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_whitespace() || matches!(c, '-' | '_' | '.') {
+            words.extend((!current.is_empty()).then(|| std::mem::take(&mut current)));
+            continue;
+        }
+        let previous = i.checked_sub(1).map(|p| chars[p]);
+        let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+        let boundary = c.is_uppercase()
+            && previous.is_some_and(|p| {
+                p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next_lower)
+            });
+        if boundary && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        current.extend(c.to_lowercase());
+    }
+    words.extend((!current.is_empty()).then_some(current));
+    words
+}
+
+/// Two names of the same number of words, one of which is replaced whole (`OCIRepository` is
+/// no misspelling of `GitRepository`: a typo stays inside a word, another word is another name).
+fn a_word_replaced(value: &str, name: &str) -> bool {
+    let (a, b) = (words(value), words(name));
+    a.len() > 1
+        && a.len() == b.len()
+        && a.iter().zip(&b).any(|(x, y)| {
+            let shorter = x.chars().count().min(y.chars().count());
+            x != y && strsim::osa_distance(x, y) >= shorter
+        })
+}
 
 /// The same letters in another order.
 fn same_letters(a: &str, b: &str) -> bool {
@@ -190,6 +229,17 @@ mod tests {
         assert_eq!(
             pick("stepz", &["step", "steps"]),
             Pick::Ambiguous(vec!["step", "steps"])
+        );
+        // A whole word of the name replaced is another name, however long the rest.
+        assert_eq!(pick("OCIRepository", &["GitRepository"]), Pick::NoneClose);
+        assert_eq!(pick("oci-repository", &["GitRepository"]), Pick::NoneClose);
+        assert_eq!(
+            pick("GitRepositry", &["GitRepository"]),
+            Pick::One("GitRepository", Closeness::Distance(1))
+        );
+        assert_eq!(
+            words("OCIRepository v2_beta-x"),
+            ["oci", "repository", "v2", "beta", "x"]
         );
         let long = "a".repeat(10_000);
         assert_eq!(pick(&long, &["a"]), Pick::NoneClose);

@@ -433,6 +433,7 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     options.extend(clause_for_sibling(sources, p, v, node));
     options.extend(all_except(sources, p, v, node));
     options.extend(to_plural_sibling(sources, p, v, node));
+    options.extend(pairs_as_one_item(v, node).map(|item| vec![Edit::Set(p.to_string(), item)]));
     // `paused: "resume - …"`: the word that ends the pause states `false`.
     if let (Some(text), Some((_, field))) = (v.as_str(), pointer::split_last(p)) {
         if schema::type_of(node) == "boolean"
@@ -453,6 +454,17 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
             .into_iter()
             .map(|v| vec![Edit::Set(p.to_string(), v)]),
     );
+    // A value that points to an annotation (`"see ci.acme.io/wasm-sha256"`): read it there.
+    let annotation = v
+        .as_str()
+        .and_then(|s| super::readings::annotation_referred_to(sources.given, s));
+    if let Some(annotation) = annotation {
+        options.extend(
+            rewrites_over(&Value::from(annotation), node, old)
+                .into_iter()
+                .map(|v| vec![Edit::Set(p.to_string(), v)]),
+        );
+    }
     options
 }
 
@@ -978,7 +990,7 @@ fn rewrites_over(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value>
     // A change note from the stored value to another (`"zipkin -> otel-tracing (moving to
     // the collector)"` over `[{name: zipkin}]`): the new side, read as the field is.
     if let (Value::String(s), Some(stored)) = (value, old) {
-        if let Some(to) = arrow_target(s, stored) {
+        if let Some(to) = super::readings::change_note_target(s, stored) {
             let to = Value::from(to);
             let mut readings = match schema::type_of(node) {
                 "string" => vec![to.clone()],
@@ -991,31 +1003,15 @@ fn rewrites_over(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value>
     }
     // An amount stated relative to the stored one (`"double it"`) is read first.
     if let (Value::String(s), Some(old)) = (value, old) {
-        let relative = super::readings::relative_amount(s, old).or_else(|| relative_list(s, old));
+        let relative = super::readings::relative_amount(s, old)
+            .or_else(|| relative_list(s, old))
+            .or_else(|| super::readings::version_bumped(s, old).map(Value::from));
         if let Some(relative) = relative {
             out.retain(|v| v != &relative);
             out.insert(0, relative);
         }
     }
     out
-}
-
-/// The new side of a change note written over the stored value `old` (`"a -> b (why)"`,
-/// `=>`, `→`): the text after the arrow, its remark aside, where the text before it is the
-/// stored value (its one text, when it is a list or an object holding one).
-fn arrow_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
-    let (from, to) = ["->", "=>", "\u{2192}"]
-        .iter()
-        .find_map(|arrow| text.split_once(arrow))?;
-    let stored = super::evidence::leaf_texts(old);
-    let [stored] = stored.as_slice() else {
-        return None;
-    };
-    let to = crate::certainty::without_remarks(to);
-    let to = to.trim();
-    let at = text.find(to)?;
-    let to = &text[at..at + to.len()];
-    (from.trim() == stored && !to.is_empty() && !to.contains(char::is_whitespace)).then_some(to)
 }
 
 /// On UPDATE, a list stated relative to the stored one (`"same as before, plus
@@ -2533,7 +2529,12 @@ fn command_line(sources: &Sources, p: &str, value: &Value, node: &Value) -> Vec<
     let Some(text) = value.as_str() else {
         return Vec::new();
     };
-    let Some(own) = crate::certainty::flag_value(text, p).and_then(|v| flag_part(v, node)) else {
+    let argument =
+        || crate::certainty::command_argument(text, |a| crate::certainty::takes_word(node, a));
+    let Some(own) = crate::certainty::flag_value(text, p)
+        .or_else(argument)
+        .and_then(|v| flag_part(v, node))
+    else {
         return Vec::new();
     };
     let alone = vec![Edit::Set(p.to_string(), own)];
@@ -2543,19 +2544,20 @@ fn command_line(sources: &Sources, p: &str, value: &Value, node: &Value) -> Vec<
     let mut with_siblings = alone.clone();
     if let Some((parent, properties)) = properties {
         for (flag, flag_value) in crate::certainty::flags(text) {
-            let Some(flag_value) = flag_value else {
-                continue;
-            };
             let absent = properties.iter().filter(|(name, _)| {
                 let sibling = pointer::push(parent, name);
                 sibling != p && sources.given.pointer(&sibling).is_none()
             });
-            if let Some((name, child)) = named_by_flag(&flag, absent) {
-                if let Some(v) =
-                    flag_part(flag_value, child).filter(|v| crate::certainty::accepts(child, v))
-                {
-                    with_siblings.push(Edit::Set(pointer::push(parent, name), v));
-                }
+            let Some((name, child)) = named_by_flag(&flag, absent) else {
+                continue;
+            };
+            // A flag alone (`--pass-credentials`) turns its boolean on.
+            let v = match flag_value {
+                Some(flag_value) => flag_part(flag_value, child),
+                None => (schema::type_of(child) == "boolean").then_some(Value::Bool(true)),
+            };
+            if let Some(v) = v.filter(|v| crate::certainty::accepts(child, v)) {
+                with_siblings.push(Edit::Set(pointer::push(parent, name), v));
             }
         }
     }
@@ -3023,6 +3025,7 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
         let mut taken = false;
         let remove = Edit::Remove(p.to_string());
         let mut values = vec![value.clone()];
+        values.extend(with_similar_keys(value, node));
         values.extend(rewrites(value, node));
         for v in values {
             let v = match (schema::type_of(node), &v) {
@@ -3103,6 +3106,16 @@ fn into_the_map_beside(sources: &Sources, p: &str, value: &Value) -> Option<Reso
     if !value.is_string() || !pairs_only {
         return None;
     }
+    let map = the_one_map_of_texts(properties)?;
+    let to = pointer::push(&pointer::push(parent, map), &key);
+    Some(vec![
+        Edit::Remove(p.to_string()),
+        Edit::Set(to, value.clone()),
+    ])
+}
+
+/// The one property of `properties` that is a map of texts (a selector's `matchLabels`).
+fn the_one_map_of_texts(properties: &Map<String, Value>) -> Option<&String> {
     let string_map = |child: &Value| {
         schema::type_of(child) == "object"
             && child.get("properties").is_none()
@@ -3112,14 +3125,51 @@ fn into_the_map_beside(sources: &Sources, p: &str, value: &Value) -> Option<Reso
     };
     let mut maps = properties.iter().filter(|(_, child)| string_map(child));
     let (map, _) = maps.next()?;
-    if maps.next().is_some() {
-        return None;
+    maps.next().is_none().then_some(map)
+}
+
+/// Pairs written where a list of objects belongs whose items declare one map of texts
+/// (`namespaceSelectors: {team: payments}` for a list of label selectors): one item, the pairs
+/// in its map, as written. None of the keys may be a property of the item.
+fn pairs_as_one_item(value: &Value, node: &Value) -> Option<Value> {
+    let pairs = value.as_object().filter(|m| !m.is_empty())?;
+    let items = node
+        .get("items")
+        .filter(|_| schema::type_of(node) == "array")?;
+    let properties = items.get("properties")?.as_object()?;
+    let texts_only = pairs
+        .iter()
+        .all(|(k, v)| v.is_string() && !properties.contains_key(k));
+    let map = the_one_map_of_texts(properties).filter(|_| texts_only)?;
+    let mut item = Map::new();
+    item.insert(map.clone(), value.clone());
+    Some(Value::Array(vec![Value::Object(item)]))
+}
+
+/// An object moved to a field of a similar name, its own undeclared keys renamed the same way
+/// (`workloadSelector: {labels: …}` → `selector: {matchLabels: …}`): each to the one property
+/// of the target with a similar name that the object does not hold. `None` when no key needs
+/// it or one has no such property.
+fn with_similar_keys(value: &Value, node: &Value) -> Option<Value> {
+    let fields = value.as_object()?;
+    let properties = node.get("properties")?.as_object()?;
+    let mut renamed = Map::new();
+    let mut any = false;
+    for (key, v) in fields {
+        if properties.contains_key(key) {
+            renamed.insert(key.clone(), v.clone());
+            continue;
+        }
+        let mut similar = properties
+            .keys()
+            .filter(|name| !fields.contains_key(*name) && similar_name(key, name));
+        let (Some(name), None) = (similar.next(), similar.next()) else {
+            return None;
+        };
+        renamed.insert(name.clone(), v.clone());
+        any = true;
     }
-    let to = pointer::push(&pointer::push(parent, map), &key);
-    Some(vec![
-        Edit::Remove(p.to_string()),
-        Edit::Set(to, value.clone()),
-    ])
+    any.then_some(Value::Object(renamed))
 }
 
 /// A group and a version written apart (`group: kustomize.toolkit.fluxcd.io`, `version: v1`,
@@ -3562,24 +3612,6 @@ mod tests {
             Some(json!("/*\n!/deploy/\n/deploy/**/*.md"))
         );
         assert_eq!(lines_as_text(&patterns, &text), None);
-    }
-
-    #[test]
-    fn a_change_note_over_the_stored_value_gives_its_new_side() {
-        let stored = json!([{"name": "zipkin"}]);
-        let note = "zipkin -> otel-tracing (moving to the OpenTelemetry collector, PLAT-412)";
-        assert_eq!(arrow_target(note, &stored), Some("otel-tracing"));
-        assert_eq!(
-            arrow_target("podinfo => podinfo-v2", &json!("podinfo")),
-            Some("podinfo-v2")
-        );
-        // The old side is not what is stored, or the new side is prose: no reading.
-        assert_eq!(arrow_target("jaeger -> otel-tracing", &stored), None);
-        assert_eq!(arrow_target("zipkin -> the new collector", &stored), None);
-        assert_eq!(
-            arrow_target(note, &json!([{"name": "a"}, {"name": "zipkin"}])),
-            None
-        );
     }
 
     #[test]
@@ -4077,6 +4109,81 @@ mod tests {
         );
         // No flag named like the field: no reading.
         assert!(command_line(&sources, "/spec/replicas", value, node).is_empty());
+    }
+
+    #[test]
+    fn a_command_lines_one_argument_the_field_takes_and_its_switches() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {
+                "url": {"type": "string", "pattern": "^(http|https|oci)://.*$"},
+                "name": {"type": "string"},
+                "passCredentials": {"type": "boolean"}}}}});
+        let text = "helm repo add acme https://charts.acme.example/stable --pass-credentials";
+        let given = json!({"spec": {"url": text}});
+        let sources = sources(&schema, &given);
+        let url = &schema["properties"]["spec"]["properties"]["url"];
+        assert_eq!(
+            command_line(&sources, "/spec/url", &given["spec"]["url"], url),
+            vec![
+                vec![
+                    Edit::Set(
+                        "/spec/url".into(),
+                        json!("https://charts.acme.example/stable")
+                    ),
+                    Edit::Set("/spec/passCredentials".into(), json!(true)),
+                ],
+                vec![Edit::Set(
+                    "/spec/url".into(),
+                    json!("https://charts.acme.example/stable")
+                )],
+            ]
+        );
+        // A free text field takes every argument: which one is meant is not certain.
+        let name = &schema["properties"]["spec"]["properties"]["name"];
+        assert!(command_line(&sources, "/spec/name", &json!(text), name).is_empty());
+        // Prose with an address is no command line (no flag).
+        let prose = json!("see https://charts.acme.example/stable");
+        assert!(command_line(&sources, "/spec/url", &prose, url).is_empty());
+    }
+
+    #[test]
+    fn pairs_where_a_list_of_selectors_belongs_are_one_selectors_labels() {
+        let selectors = json!({"type": "array", "items": {"type": "object", "properties": {
+            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "matchExpressions": {"type": "array", "items": {"type": "object"}}}}});
+        assert_eq!(
+            pairs_as_one_item(&json!({"team": "payments", "tier": "frontend"}), &selectors),
+            Some(json!([{"matchLabels": {"team": "payments", "tier": "frontend"}}]))
+        );
+        // A key of the item's own, a value that is no text, or no list: no reading.
+        assert_eq!(
+            pairs_as_one_item(&json!({"matchLabels": "x"}), &selectors),
+            None
+        );
+        assert_eq!(pairs_as_one_item(&json!({"team": 3}), &selectors), None);
+        assert_eq!(
+            pairs_as_one_item(&json!({"team": "a"}), &selectors["items"]),
+            None
+        );
+    }
+
+    #[test]
+    fn an_object_moved_to_a_similar_field_takes_its_similar_keys() {
+        let selector = json!({"type": "object", "properties": {
+            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}}});
+        assert_eq!(
+            with_similar_keys(&json!({"labels": {"app": "reviews"}}), &selector),
+            Some(json!({"matchLabels": {"app": "reviews"}}))
+        );
+        // Nothing to rename, or a key with no similar property: no reading.
+        assert_eq!(
+            with_similar_keys(&json!({"matchLabels": {}}), &selector),
+            None
+        );
+        assert_eq!(
+            with_similar_keys(&json!({"labels": {}, "zone": "a"}), &selector),
+            None
+        );
     }
 
     #[test]

@@ -356,11 +356,22 @@ fn invented(
         message: format!("llm.requireEvidence: {message}"),
     };
     let replaced = replaced_scalar(given, &leaf.pointer);
+    // The text of an annotation the user's value points to is what they said there.
+    let annotation = replaced
+        .and_then(Value::as_str)
+        .and_then(|s| super::readings::annotation_referred_to(given, s))
+        .map(Value::from);
     if let Some(v) = replaced {
-        match amount_against(leaf, schema, given, old_object, v) {
-            Some(Ok(())) => return None,
-            Some(Err(message)) => return Some(violation(message)),
-            None => {}
+        let in_annotation = annotation
+            .as_ref()
+            .and_then(|a| amount_against(leaf, schema, given, old_object, a));
+        match (
+            amount_against(leaf, schema, given, old_object, v),
+            in_annotation,
+        ) {
+            (Some(Ok(())), _) | (_, Some(Ok(()))) => return None,
+            (Some(Err(message)), _) => return Some(violation(message)),
+            _ => {}
         }
     }
     let (own, place) = match replaced {
@@ -379,9 +390,11 @@ fn invented(
     let referred = stored_referred_to(given, old_object, &leaf.pointer);
     let referred =
         (!referred.is_empty()).then(|| Evidence::new(referred.iter().map(String::as_str)));
+    let annotation = annotation.map(|a| Evidence::new([scalar_text(&a).as_str()]));
     let sources: Vec<&Evidence> = std::iter::once(own)
         .chain(old_here.as_ref())
         .chain(referred.as_ref())
+        .chain(annotation.as_ref())
         .collect();
     // A number is a word of its own: the `1` of `"match prod-eu1-md-1"` is part of a name.
     if leaf.number
@@ -502,8 +515,13 @@ fn dropped(
         .chain(version_series(written_numbers))
         .collect();
     // A comment glued into the value (`"ISRG Root X1   # the X3 cross-sign expired in 2021"`,
-    // YAML's ` #` inside quotes) is a remark: its numbers are no values to keep.
-    let value_part = super::readings::before_comment(&leaf.text).unwrap_or(&leaf.text);
+    // YAML's ` #` inside quotes) is a remark: its numbers are no values to keep; nor are a
+    // change note's, beside its new side (`"rotate key-2024 -> key-2025 (expires 31 Jan)"`).
+    let stored = old_object.and_then(|o| o.pointer(&leaf.pointer));
+    let value_part = stored
+        .and_then(|stored| super::readings::change_note_target(&leaf.text, stored))
+        .or_else(|| super::readings::before_comment(&leaf.text))
+        .unwrap_or(&leaf.text);
     let left_out = numbers_said_to_leave_out(value_part);
     // The truth value the text states keeps its numbers of their own (`"yes, after 10
     // minutes"` says when), not the digits of a name (`"disabled - breaks on HTTP/2"`).

@@ -162,11 +162,19 @@ fn self_contradiction(
             let own = pointer::split_last(&e.pointer)
                 .map(|(_, n)| n)
                 .unwrap_or_default();
-            readings::contradiction(node, value, old).or_else(|| {
-                object
-                    .pointer(parent)
-                    .and_then(|siblings| readings::same_as_sibling(value, siblings, &own))
-            })
+            readings::contradiction(node, value, old)
+                .or_else(|| {
+                    object
+                        .pointer(parent)
+                        .and_then(|siblings| readings::same_as_sibling(value, siblings, &own))
+                })
+                .or_else(|| {
+                    let annotations: Vec<&str> = readings::user_annotations(object)
+                        .into_iter()
+                        .map(|(_, text)| text)
+                        .collect();
+                    readings::state_against_truth(&own, value, &annotations)
+                })
         };
         contradiction.map(|c| {
             format!(
@@ -729,6 +737,25 @@ impl Judge<'_, '_> {
             return false;
         };
         self.moved_value(candidate, written)
+            || (*written == Value::Bool(true) && self.flag_in_error_names(p))
+    }
+
+    /// Does a command line in error hold a flag without a value that names the field at `p`
+    /// (`--pass-credentials` for `passCredentials`): the user's own switch for it?
+    fn flag_in_error_names(&self, p: &str) -> bool {
+        let Some((_, field)) = pointer::split_last(p) else {
+            return false;
+        };
+        self.error_pointers.iter().any(|e| {
+            self.given
+                .pointer(e)
+                .and_then(Value::as_str)
+                .is_some_and(|text| {
+                    crate::certainty::flags(text)
+                        .iter()
+                        .any(|(flag, v)| v.is_none() && crate::certainty::names_field(flag, &field))
+                })
+        })
     }
 
     /// `written` (or, for a new object, each of its values: `keyAlgorithm` and `keySize`

@@ -106,6 +106,54 @@ pub fn contradiction(
         .or_else(|| unchanged_but_different(value, old))
 }
 
+/// A truth value written for a field that names a state (`suspend`, `paused`) beside words
+/// that put the object in that state: in the value itself (`"false - paused until the Nexus
+/// migration is finished"`) or in `others`, the object's annotations (`"disabled"` under
+/// `status: "paused until the registry move"`). The value says it is not in the state, the
+/// words that it is: only the user can say which holds.
+pub fn state_against_truth(field: &str, value: &Value, others: &[&str]) -> Option<Contradiction> {
+    const STATES: [&str; 2] = ["pause", "suspend"];
+    const IN_STATE: [&str; 6] = [
+        "paused",
+        "pause",
+        "suspended",
+        "suspend",
+        "halted",
+        "frozen",
+    ];
+    let text = value.as_str()?;
+    let field = field.to_lowercase();
+    if !STATES.iter().any(|s| field.starts_with(s)) || stated_bool(text) != Some(false) {
+        return None;
+    }
+    let state_word = |said: &str| {
+        let negated = crate::certainty::negated_words(said);
+        let said_words = words(said);
+        said_words
+            .iter()
+            .find(|w| IN_STATE.contains(&w.as_str()) && !negated.contains(w))
+            .cloned()
+            .or_else(|| {
+                said_words
+                    .windows(2)
+                    .any(|pair| pair[0] == "on" && pair[1] == "hold")
+                    .then(|| "on hold".to_string())
+            })
+    };
+    let (word, place) = match state_word(text) {
+        Some(word) => (word, "the same words say"),
+        None => (
+            others.iter().find_map(|other| state_word(other))?,
+            "an annotation says",
+        ),
+    };
+    Some(Contradiction {
+        first: text.to_string(),
+        second: format!("{place} {word:?}"),
+        kind: Kind::Direction,
+    })
+}
+
 /// A whole number the text calls odd or even when it is not (`"4 (an odd number, so the
 /// ensemble keeps its quorum)"`): the words contradict the number, so neither is the reading.
 fn wrong_parity(text: &str) -> Option<Contradiction> {
@@ -638,8 +686,12 @@ pub fn before_comment(text: &str) -> Option<&str> {
 /// (`"250Gi (grown from 100Gi, the disks were 85% full)"`), when that part states an amount,
 /// else `text`. A remark that states another amount of the same kind speaks of the value
 /// (`"5s (the 5 second default is too short)"`, `"14d (one month)"`), unless it is the
-/// stored value `old` (`"grown from 100Gi"`).
+/// stored value `old` (`"grown from 100Gi"`). A change note from the stored value states its
+/// new side (`"10m -> 30m (why)"` over `10m`: `30m`).
 pub fn value_before_comment<'t>(text: &'t str, old: Option<&Value>) -> &'t str {
+    if let Some(to) = old.and_then(|old| change_note_target(text, old)) {
+        return to;
+    }
     if let Some(value) = amount_before_comment(text) {
         return value;
     }
@@ -654,6 +706,79 @@ pub fn value_before_comment<'t>(text: &'t str, old: Option<&Value>) -> &'t str {
                 .all(|r| r.dimension != amount.dimension || old_amount(r, old, ""))
         })
         .map_or(text, |(value, _)| value)
+}
+
+/// The new side of a change note written over the stored value `old` (`"a -> b (why)"`,
+/// `=>`, `→`): the text after the arrow, its remark aside, where the text before it is the
+/// stored value (its one text, when it is a list or an object holding one), or ends with it
+/// after the words of the change (`"rotate flux-gpg-2024 -> flux-gpg-2025"`).
+pub fn change_note_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
+    let (from, to) = ["->", "=>", "\u{2192}"]
+        .iter()
+        .find_map(|arrow| text.split_once(arrow))?;
+    let stored = super::evidence::leaf_texts(old);
+    let [stored] = stored.as_slice() else {
+        return None;
+    };
+    let to = crate::certainty::without_remarks(to);
+    let to = to.trim();
+    let at = text.find(to)?;
+    let to = &text[at..at + to.len()];
+    let from = from.trim();
+    let names_stored = from == stored
+        || from
+            .strip_suffix(stored.as_str())
+            .is_some_and(|before| before.ends_with(char::is_whitespace));
+    (names_stored && !to.is_empty() && !to.contains(char::is_whitespace)).then_some(to)
+}
+
+/// The object's annotations with text values, crfix's own and kubectl's last-applied copy
+/// aside: what the user wrote about the object.
+pub fn user_annotations(object: &Value) -> Vec<(&String, &str)> {
+    object
+        .pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(key, _)| {
+            key.as_str() != crate::guardrails::REPAIR_ANNOTATION
+                && key.as_str() != super::prompt::LAST_APPLIED_ANNOTATION
+        })
+        .filter_map(|(key, v)| Some((key, v.as_str()?)))
+        .collect()
+}
+
+/// The text of the annotation a value points to, the user's statement that the value is
+/// written there: one whose key the value names (`"see ci.acme.io/wasm-sha256"`), or the
+/// object's one annotation where the value says `annotation` (`"per vendor terms (see
+/// annotation)"`). crfix's own annotation and kubectl's last-applied copy are not the user's.
+pub fn annotation_referred_to<'v>(object: &'v Value, text: &str) -> Option<&'v str> {
+    let users = user_annotations(object);
+    let is_key_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/');
+    let names_key = |key: &str| {
+        text.match_indices(key).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + key.len()..].chars().next();
+            !before.is_some_and(is_key_char) && !after.is_some_and(|c| is_key_char(c) && c != '.')
+        })
+    };
+    let named: Vec<&str> = users
+        .iter()
+        .filter(|(key, _)| names_key(key))
+        .map(|(_, v)| *v)
+        .collect();
+    match named.as_slice() {
+        [one] => return Some(one),
+        [] => {}
+        _ => return None,
+    }
+    let says_annotation = text
+        .split(|c: char| !c.is_alphabetic())
+        .any(|w| w.eq_ignore_ascii_case("annotation") || w.eq_ignore_ascii_case("annotations"));
+    match users.as_slice() {
+        [(_, only)] if says_annotation => Some(only),
+        _ => None,
+    }
 }
 
 /// The part before a glued `#` comment, when it states an amount.
@@ -1052,6 +1177,66 @@ const COMMON_WORDS: [&str; 40] = [
     "these", "they", "this", "those", "was", "were", "what", "when", "where", "which", "while",
     "will", "with", "would", "you", "your",
 ];
+
+/// The version numbers written in `text` (`1.4.2`, `v2.0`), each with where it starts: a
+/// run of digits and dots with two parts or more, not inside a word or a longer run.
+fn versions_in(text: &str) -> Vec<(usize, &str)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = bytes[i].is_ascii_digit()
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'.'))
+            || bytes[i] == b'v'
+                && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)
+                && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric());
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+            i += 1;
+        }
+        let run = text[start..i].trim_end_matches('.');
+        let followed_by_letter = bytes.get(i).is_some_and(u8::is_ascii_alphabetic);
+        if run.contains('.') && !run.contains("..") && !followed_by_letter {
+            out.push((start, run));
+        }
+    }
+    out
+}
+
+/// On UPDATE, a note that names a new version of the one stored value that holds a version
+/// (`"TODO: bump to 1.5.0"` over `oci://ghcr.io/acme/jwt-claims:1.4.2`): the stored value with
+/// that version in place of its own, the stored `v` kept or left off as stored. Nothing else
+/// in the note may look like a value (a path, an address, a name with digits), and the two
+/// versions have the same number of parts.
+pub fn version_bumped(text: &str, old: &Value) -> Option<String> {
+    let stored = old.as_str()?;
+    let said = crate::certainty::without_remarks(text);
+    let (in_stored, in_note) = (versions_in(stored), versions_in(&said));
+    let ([(at, from)], [(_, to)]) = (in_stored.as_slice(), in_note.as_slice()) else {
+        return None;
+    };
+    let (from_bare, to_bare) = (from.trim_start_matches('v'), to.trim_start_matches('v'));
+    let plain_words = said
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | ';' | '!' | '(' | ')'))
+        .filter(|w| !w.is_empty() && !w.contains(to_bare))
+        .all(|w| w.chars().all(char::is_alphabetic));
+    (plain_words
+        && from_bare != to_bare
+        && from_bare.split('.').count() == to_bare.split('.').count())
+    .then(|| {
+        let prefix = if from.starts_with('v') { "v" } else { "" };
+        format!(
+            "{}{prefix}{to_bare}{}",
+            &stored[..*at],
+            &stored[at + from.len()..]
+        )
+    })
+}
 
 /// On UPDATE, the new value the user states relative to the stored one (`"double it"` over
 /// `5m` → `10m`, `"one more than before"` over `2` → `3`, `"twice as often"` over an interval
@@ -1923,6 +2108,10 @@ fn period_at(tokens: &[&str], i: usize) -> Option<Read> {
         .get(at)
         .filter(|w| w.chars().count() >= 2)
         .and_then(|w| unit(w))?;
+    // `every hour and a half`.
+    if ordinal.is_none() && and_a_half(tokens, at + 1) {
+        return Some((1.5, u, tokens[i..at + 4].join(" "), at - i + 4));
+    }
     Some((n, u, tokens[i..=at].join(" "), at - i + 1))
 }
 
@@ -2005,6 +2194,105 @@ fn amount_at(tokens: &[&str], i: usize) -> Option<Read> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_change_note_over_the_stored_value_gives_its_new_side() {
+        let stored = json!([{"name": "zipkin"}]);
+        let note = "zipkin -> otel-tracing (moving to the OpenTelemetry collector, PLAT-412)";
+        assert_eq!(change_note_target(note, &stored), Some("otel-tracing"));
+        assert_eq!(
+            change_note_target("podinfo => podinfo-v2", &json!("podinfo")),
+            Some("podinfo-v2")
+        );
+        // The old side is not what is stored, or the new side is prose: no reading.
+        assert_eq!(change_note_target("jaeger -> otel-tracing", &stored), None);
+        assert_eq!(
+            change_note_target("zipkin -> the new collector", &stored),
+            None
+        );
+        // Words of the change before the stored value.
+        assert_eq!(
+            change_note_target(
+                "rotate flux-gpg-2024 -> flux-gpg-2025 (2024 key expires 31 Jan)",
+                &json!({"name": "flux-gpg-2024"})
+            ),
+            Some("flux-gpg-2025")
+        );
+        assert_eq!(
+            change_note_target("rotate xflux-gpg-2024 -> b", &json!("flux-gpg-2024")),
+            None
+        );
+        assert_eq!(
+            change_note_target(note, &json!([{"name": "a"}, {"name": "zipkin"}])),
+            None
+        );
+    }
+
+    #[test]
+    fn a_value_that_points_to_an_annotation_refers_to_its_text() {
+        let object = json!({"metadata": {"annotations": {
+            "ci.acme.io/wasm-sha256": "sha256:071a",
+            "ci.acme.io/build": "pipeline 4471",
+        }}});
+        assert_eq!(
+            annotation_referred_to(&object, "see ci.acme.io/wasm-sha256."),
+            Some("sha256:071a")
+        );
+        // Two annotations and no key named: which one is not certain.
+        assert_eq!(annotation_referred_to(&object, "see annotation"), None);
+        assert_eq!(annotation_referred_to(&object, "see ci.acme.io/wasm"), None);
+        let one = json!({"metadata": {"annotations": {
+            "charts.acme.io/vendor-terms": "one download every hour and a half",
+            "crfix.dev/repair": "x",
+        }}});
+        assert_eq!(
+            annotation_referred_to(&one, "per vendor terms (see annotation)"),
+            Some("one download every hour and a half")
+        );
+        assert_eq!(annotation_referred_to(&one, "per vendor terms"), None);
+    }
+
+    #[test]
+    fn a_new_version_of_the_stored_reference() {
+        let old = json!("oci://ghcr.io/acme/jwt-claims:1.4.2");
+        assert_eq!(
+            version_bumped("TODO: bump to 1.5.0", &old).as_deref(),
+            Some("oci://ghcr.io/acme/jwt-claims:1.5.0")
+        );
+        assert_eq!(
+            version_bumped("bump to v2.0.1 (CVE fix)", &json!("ghcr.io/x:v1.9.0")).as_deref(),
+            Some("ghcr.io/x:v2.0.1")
+        );
+        // Another value in the note, other parts, or no version stored: no reading.
+        assert_eq!(version_bumped("use ghcr.io/other:1.5.0", &old), None);
+        assert_eq!(version_bumped("bump to 1.5", &old), None);
+        assert_eq!(
+            version_bumped("bump to 1.5.0", &json!("oci://ghcr.io/x:latest")),
+            None
+        );
+        assert_eq!(version_bumped("1.4.2", &old), None);
+    }
+
+    #[test]
+    fn a_state_said_against_its_truth_value() {
+        let paused = json!("false - paused until the Nexus migration is finished");
+        assert!(state_against_truth("suspend", &paused, &[]).is_some());
+        let disabled = json!("disabled");
+        assert!(state_against_truth("suspend", &disabled, &["paused until the move"]).is_some());
+        assert!(state_against_truth("suspend", &disabled, &["not paused"]).is_none());
+        assert!(state_against_truth("suspend", &disabled, &[]).is_none());
+        // Another field, or a value that says the object is in the state.
+        assert!(state_against_truth("prune", &paused, &[]).is_none());
+        assert!(state_against_truth("suspend", &json!("yes, paused"), &[]).is_none());
+    }
+
+    #[test]
+    fn the_amount_of_a_change_note_is_its_new_side() {
+        let old = json!("10m");
+        let note = "10m -> 30m (too many bot commits during release week)";
+        assert_eq!(value_before_comment(note, Some(&old)), "30m");
+        assert_eq!(value_before_comment(note, None), note);
+    }
 
     fn policy_node() -> Value {
         json!({"type": "string", "enum": ["CatalogProvided", "SelfCertified"]})
@@ -2744,6 +3032,8 @@ mod tests {
         assert!(amounts("hourly").is_empty());
         assert!(same_amount("every 5 minutes", "5m"));
         assert!(same_amount("every third week", "21d"));
+        assert!(same_amount("one download every hour and a half", "90m"));
+        assert!(!same_amount("one download every hour and a half", "1h"));
         assert_eq!(amount_spellings("every other day")[0], "48h");
         // `every second` alone is one second; a month has no fixed length.
         assert!(same_amount("every second", "1s"));

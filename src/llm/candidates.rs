@@ -433,7 +433,12 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     options.extend(clause_for_sibling(sources, p, v, node));
     options.extend(all_except(sources, p, v, node));
     options.extend(to_plural_sibling(sources, p, v, node));
-    options.extend(pairs_as_one_item(v, node).map(|item| vec![Edit::Set(p.to_string(), item)]));
+    options.extend(
+        pairs_as_one_item(v, node)
+            .or_else(|| map_as_named_pairs(v, node))
+            .or_else(|| v.as_str().and_then(|s| selectors_per_value(s, node)))
+            .map(|list| vec![Edit::Set(p.to_string(), list)]),
+    );
     // `paused: "resume - …"`: the word that ends the pause states `false`.
     if let (Some(text), Some((_, field))) = (v.as_str(), pointer::split_last(p)) {
         if schema::type_of(node) == "boolean"
@@ -2677,12 +2682,21 @@ fn clause_for_sibling(sources: &Sources, p: &str, v: &Value, node: &Value) -> Ve
     let Some(text) = v.as_str() else {
         return Vec::new();
     };
-    let clauses: Vec<&str> =
+    let mut clauses: Vec<&str> =
         crate::repair::coerce::split_outside_quotes(text, |c| c == ',' || c == ';')
             .into_iter()
             .map(str::trim)
             .filter(|c| !c.is_empty())
             .collect();
+    // A part counted within the whole (`"32 characters incl. 4 digits"`) is a clause too.
+    if clauses.len() == 1 {
+        if let Some((whole, part)) = [" incl. ", " including ", " incl "]
+            .iter()
+            .find_map(|word| text.split_once(word))
+        {
+            clauses = vec![whole.trim(), part.trim()];
+        }
+    }
     let [a, b] = clauses.as_slice() else {
         return Vec::new();
     };
@@ -3144,6 +3158,67 @@ fn pairs_as_one_item(value: &Value, node: &Value) -> Option<Value> {
     let mut item = Map::new();
     item.insert(map.clone(), value.clone());
     Some(Value::Array(vec![Value::Object(item)]))
+}
+
+/// A map where a list of `{name, value}` objects belongs (`httpHeaders: {Host: a, X-Probe: b}`
+/// for a probe's list of headers): one item per key, its `name` the key and its `value` the
+/// value, as written. The items must declare those two and nothing else: where an item may
+/// take its value from elsewhere (a container's `env` and its `valueFrom`), a text may be
+/// meant as that reference (`"from secret honeycomb, key api-key"`), so no reading.
+fn map_as_named_pairs(value: &Value, node: &Value) -> Option<Value> {
+    let pairs = value.as_object().filter(|m| !m.is_empty())?;
+    let items = node
+        .get("items")
+        .filter(|_| schema::type_of(node) == "array")?;
+    let properties = items.get("properties")?.as_object()?;
+    if properties.len() != 2 {
+        return None;
+    }
+    let (name, value_node) = (properties.get("name")?, properties.get("value")?);
+    if schema::type_of(name) != "string" {
+        return None;
+    }
+    pairs
+        .iter()
+        .map(|(k, v)| {
+            crate::certainty::accepts(value_node, v)
+                .then(|| serde_json::json!({"name": k, "value": v}))
+        })
+        .collect::<Option<Vec<Value>>>()
+        .map(Value::Array)
+}
+
+/// A set-based selector in kubectl's syntax (`"kubernetes.io/metadata.name in (prod,
+/// staging)"`) where a list of selectors belongs whose items take only `matchLabels`: the list
+/// ORs its items, so the `in` is one item per value, each with that label (and the equalities
+/// beside it). Exactly one `in` requirement, the rest equalities; anything else makes no reading.
+fn selectors_per_value(text: &str, node: &Value) -> Option<Value> {
+    let items = node
+        .get("items")
+        .filter(|_| schema::type_of(node) == "array")?;
+    let properties = items.get("properties")?.as_object()?;
+    if !properties.contains_key("matchLabels") || properties.contains_key("matchExpressions") {
+        return None;
+    }
+    let requirements = selector_requirements(text)?;
+    let mut equal = Map::new();
+    let mut set = None;
+    for (key, operator, values) in requirements {
+        match (operator, values.as_slice()) {
+            ("=", [v]) => {
+                equal.insert(key.to_string(), Value::from(*v));
+            }
+            ("In", [_, _, ..]) if set.is_none() => set = Some((key, values)),
+            _ => return None,
+        }
+    }
+    let (key, values) = set?;
+    let selectors = values.iter().map(|v| {
+        let mut labels = equal.clone();
+        labels.insert(key.to_string(), Value::from(*v));
+        serde_json::json!({ "matchLabels": labels })
+    });
+    Some(Value::Array(selectors.collect()))
 }
 
 /// An object moved to a field of a similar name, its own undeclared keys renamed the same way
@@ -4168,6 +4243,55 @@ mod tests {
     }
 
     #[test]
+    fn a_map_where_named_pairs_belong_is_one_pair_per_key() {
+        let headers = json!({"type": "array", "items": {"type": "object", "properties": {
+            "name": {"type": "string"}, "value": {"type": "string"}}}});
+        assert_eq!(
+            map_as_named_pairs(&json!({"Host": "a.example", "X-Probe": "istio"}), &headers),
+            Some(json!([{"name": "Host", "value": "a.example"},
+                        {"name": "X-Probe", "value": "istio"}]))
+        );
+        // A value the item's `value` does not take, or items without the pair: no reading.
+        assert_eq!(map_as_named_pairs(&json!({"Host": 3}), &headers), None);
+        let ports = json!({"type": "array", "items": {"type": "object", "properties": {
+            "port": {"type": "integer"}}}});
+        assert_eq!(map_as_named_pairs(&json!({"http": "80"}), &ports), None);
+        // Items that may take their value from elsewhere: a text may be meant as that.
+        let env = json!({"type": "array", "items": {"type": "object", "properties": {
+            "name": {"type": "string"}, "value": {"type": "string"},
+            "valueFrom": {"type": "object"}}}});
+        assert_eq!(
+            map_as_named_pairs(&json!({"KEY": "from secret honeycomb, key api-key"}), &env),
+            None
+        );
+    }
+
+    #[test]
+    fn a_set_based_selector_is_one_selector_per_value_where_only_labels_are_taken() {
+        let labels_only = json!({"type": "array", "items": {"type": "object", "properties": {
+            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}}}});
+        let key = "kubernetes.io/metadata.name";
+        assert_eq!(
+            selectors_per_value(&format!("{key} in (prod, staging)"), &labels_only),
+            Some(json!([{"matchLabels": {key: "prod"}}, {"matchLabels": {key: "staging"}}]))
+        );
+        assert_eq!(
+            selectors_per_value("team=a,env in (x,y)", &labels_only),
+            Some(json!([{"matchLabels": {"team": "a", "env": "x"}},
+                        {"matchLabels": {"team": "a", "env": "y"}}]))
+        );
+        // `notin`, two sets, or items that take expressions: no reading here.
+        assert_eq!(selectors_per_value("env notin (x,y)", &labels_only), None);
+        assert_eq!(
+            selectors_per_value("a in (x,y),b in (z,w)", &labels_only),
+            None
+        );
+        let with_expressions = json!({"type": "array", "items": {"type": "object", "properties": {
+            "matchLabels": {"type": "object"}, "matchExpressions": {"type": "array"}}}});
+        assert_eq!(selectors_per_value("env in (x,y)", &with_expressions), None);
+    }
+
+    #[test]
     fn an_object_moved_to_a_similar_field_takes_its_similar_keys() {
         let selector = json!({"type": "object", "properties": {
             "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}}});
@@ -4202,6 +4326,28 @@ mod tests {
         assert_eq!(
             clause_for_sibling(&sources, "/spec/replicas", &given["spec"]["replicas"], node),
             expected
+        );
+        let included = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {
+                "length": {"type": "integer"},
+                "digits": {"type": "integer", "minimum": 0}}}}});
+        let password = json!({"spec": {"length": "32 characters incl. 4 digits"}});
+        assert_eq!(
+            clause_for_sibling(
+                &Sources {
+                    schema: &included,
+                    given: &password,
+                    old_object: None,
+                    protected: &[],
+                },
+                "/spec/length",
+                &password["spec"]["length"],
+                &included["properties"]["spec"]["properties"]["length"]
+            ),
+            vec![vec![
+                Edit::Set("/spec/length".into(), json!(32)),
+                Edit::Set("/spec/digits".into(), json!(4)),
+            ]]
         );
         let named_first = json!("shards 3; 2 per shard");
         assert_eq!(

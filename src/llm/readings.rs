@@ -721,7 +721,17 @@ pub fn change_note_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
         return None;
     };
     let to = crate::certainty::without_remarks(to);
-    let to = to.trim();
+    let mut said = to.split_whitespace();
+    let first = said.next()?;
+    // A value, then words that say when or why (`"5m -> 1m during demo week"`): the value is
+    // the new side; a first word that is a plain word is prose (`"-> the new collector"`).
+    let prose_after = said.all(|w| w.chars().all(char::is_alphabetic));
+    let looks_like_value = first.contains(|c: char| !c.is_alphabetic());
+    let to = match to.split_whitespace().count() {
+        1 => first,
+        _ if prose_after && looks_like_value => first,
+        _ => return None,
+    };
     let at = text.find(to)?;
     let to = &text[at..at + to.len()];
     let from = from.trim();
@@ -729,7 +739,7 @@ pub fn change_note_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
         || from
             .strip_suffix(stored.as_str())
             .is_some_and(|before| before.ends_with(char::is_whitespace));
-    (names_stored && !to.is_empty() && !to.contains(char::is_whitespace)).then_some(to)
+    names_stored.then_some(to)
 }
 
 /// The object's annotations with text values, crfix's own and kubectl's last-applied copy
@@ -2210,6 +2220,12 @@ mod tests {
             change_note_target("zipkin -> the new collector", &stored),
             None
         );
+        // Words that say when, after the new value.
+        assert_eq!(
+            change_note_target("5m -> 1m during demo week (revert on Friday)", &json!("5m")),
+            Some("1m")
+        );
+        assert_eq!(change_note_target("5m -> 1m or 2m", &json!("5m")), None);
         // Words of the change before the stored value.
         assert_eq!(
             change_note_target(

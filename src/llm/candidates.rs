@@ -305,6 +305,7 @@ fn resolutions(
             }
             (ErrorKind::Required, None) => {
                 if let Some(node) = node {
+                    options.extend(described_amounts(sources, p, node));
                     options.extend(
                         fill_values(sources, p, node, 0)
                             .into_iter()
@@ -2808,6 +2809,23 @@ fn fill_object(sources: &Sources, p: &str, node: &Value, depth: usize) -> Vec<Va
         out = next;
     }
     out
+}
+
+/// A missing amount stated in a sentence of the object's annotations about the field
+/// ([`readings::described_amount`]), in each spelling the field takes.
+fn described_amounts(sources: &Sources, p: &str, node: &Value) -> Vec<Resolution> {
+    let description = node
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    super::readings::described_amount(sources.given, description)
+        .map(|sentence| super::readings::amount_spellings(&sentence))
+        .unwrap_or_default()
+        .into_iter()
+        .map(Value::from)
+        .filter(|v| crate::certainty::accepts(node, v))
+        .map(|v| vec![Edit::Set(p.to_string(), v)])
+        .collect()
 }
 
 /// A missing string: what the user wrote for this field — the old object's value, a field of

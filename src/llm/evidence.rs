@@ -374,6 +374,18 @@ fn invented(
             _ => {}
         }
     }
+    // A missing amount said in a sentence of the annotations about the field.
+    let description = crate::schema::node_at(schema, &leaf.pointer)
+        .and_then(|node| node.get("description"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if replaced.is_none()
+        && super::readings::described_amount(given, description).is_some_and(|sentence| {
+            same_amount_said(schema, &leaf.pointer, old_object, &sentence, &leaf.text)
+        })
+    {
+        return None;
+    }
     let (own, place) = match replaced {
         Some(v) => (
             Evidence::new([scalar_text(v).as_str()]),

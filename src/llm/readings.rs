@@ -758,6 +758,52 @@ pub fn user_annotations(object: &Value) -> Vec<(&String, &str)> {
         .collect()
 }
 
+/// For a missing field whose description is `description`, the one sentence of the object's
+/// annotations that states its amount (`"Runs every 6 hours: the release team doesn't want
+/// more churn"` for "the shortest time between two runs"): a sentence (cut at `.`, `;` and
+/// line breaks, remarks in brackets aside) that shares a word of four letters or more with
+/// the description, up to its ending, and states exactly one amount. `None` when no sentence,
+/// or two, do: which one is meant is then not certain.
+pub fn described_amount(object: &Value, description: &str) -> Option<String> {
+    let described: Vec<String> = words(description)
+        .into_iter()
+        .filter(|w| w.chars().count() >= 4)
+        .collect();
+    let mut found = user_annotations(object)
+        .into_iter()
+        .flat_map(|(_, text)| text.split(['.', ';', '\n']))
+        .map(crate::certainty::without_remarks)
+        .filter(|sentence| {
+            amounts(sentence).len() == 1
+                && words(sentence)
+                    .iter()
+                    .any(|w| described.iter().any(|d| same_stem(w, d)))
+        });
+    let one = found.next()?;
+    found.next().is_none().then_some(one)
+}
+
+/// The same word up to an inflection on both sides (`scans`/`scanning`, `runs`/`run`), from a
+/// shared start of four letters; looser than [`same_word`] about how much the endings add.
+fn same_stem(a: &str, b: &str) -> bool {
+    let common = a
+        .char_indices()
+        .zip(b.chars())
+        .take_while(|((_, x), y)| x == y)
+        .last()
+        .map_or(0, |((i, c), _)| i + c.len_utf8());
+    if common < 4 {
+        return false;
+    }
+    let last = a[..common].chars().last();
+    let inflection = |rest: &str| {
+        INFLECTIONS.contains(&rest)
+            || (rest.chars().next() == last
+                && INFLECTIONS.contains(&&rest[last.map_or(0, char::len_utf8)..]))
+    };
+    inflection(&a[common..]) && inflection(&b[common..])
+}
+
 /// The text of the annotation a value points to, the user's statement that the value is
 /// written there: one whose key the value names (`"see ci.acme.io/wasm-sha256"`), or the
 /// object's one annotation where the value says `annotation` (`"per vendor terms (see
@@ -2300,6 +2346,31 @@ mod tests {
         // Another field, or a value that says the object is in the state.
         assert!(state_against_truth("prune", &paused, &[]).is_none());
         assert!(state_against_truth("suspend", &json!("yes, paused"), &[]).is_none());
+    }
+
+    #[test]
+    fn a_missing_amount_said_in_a_sentence_about_the_field() {
+        let runs = json!({"metadata": {"annotations": {"description":
+            "Writes image tags back to staging. Runs every 6 hours: no more churn than that. \
+             (The GitRepository itself is polled every minute.)"}}});
+        let interval = "The shortest time between two runs of the automation.";
+        assert_eq!(
+            described_amount(&runs, interval)
+                .as_deref()
+                .map(amount_spellings),
+            Some(amount_spellings("every 6 hours"))
+        );
+        let scans = json!({"metadata": {"annotations": {"description":
+            "Builds are pushed around 02:00; scanning once a day, after the build, is plenty."}}});
+        let scan_interval = "How long to wait between two scans of the repository.";
+        assert!(described_amount(&scans, scan_interval).is_some_and(|s| same_amount(&s, "24h")));
+        // No sentence about the field, or two: no reading.
+        assert_eq!(described_amount(&scans, "How many replicas to keep."), None);
+        let two = json!({"metadata": {"annotations": {"a": "Scans every hour.",
+            "b": "Scans every day."}}});
+        assert_eq!(described_amount(&two, scan_interval), None);
+        assert!(same_stem("scanning", "scans") && same_stem("runs", "runs"));
+        assert!(!same_stem("reporting", "repository"));
     }
 
     #[test]

@@ -786,22 +786,7 @@ pub fn described_amount(object: &Value, description: &str) -> Option<String> {
 /// The same word up to an inflection on both sides (`scans`/`scanning`, `runs`/`run`), from a
 /// shared start of four letters; looser than [`same_word`] about how much the endings add.
 fn same_stem(a: &str, b: &str) -> bool {
-    let common = a
-        .char_indices()
-        .zip(b.chars())
-        .take_while(|((_, x), y)| x == y)
-        .last()
-        .map_or(0, |((i, c), _)| i + c.len_utf8());
-    if common < 4 {
-        return false;
-    }
-    let last = a[..common].chars().last();
-    let inflection = |rest: &str| {
-        INFLECTIONS.contains(&rest)
-            || (rest.chars().next() == last
-                && INFLECTIONS.contains(&&rest[last.map_or(0, char::len_utf8)..]))
-    };
-    inflection(&a[common..]) && inflection(&b[common..])
+    a == b || shared_stem(a, b).is_some()
 }
 
 /// The text of the annotation a value points to, the user's statement that the value is
@@ -1576,27 +1561,28 @@ const INFLECTIONS: [&str; 16] = [
 /// `prefer`/`preferred`); short words only when equal. What follows the shared start must be
 /// an inflection on both sides: `weekday` is not `weekly`.
 fn same_word(a: &str, b: &str) -> bool {
-    if a == b {
-        return true;
-    }
+    let longer = a.chars().count().max(b.chars().count());
+    a == b || shared_stem(a, b).is_some_and(|shared| shared + 3 >= longer)
+}
+
+/// The number of letters two words share at their start, when it is four or more and what
+/// follows on both sides is an inflection (a doubled last letter allowed: `scanning`).
+fn shared_stem(a: &str, b: &str) -> Option<usize> {
     let common: String = a
         .chars()
         .zip(b.chars())
         .take_while(|(x, y)| x == y)
         .map(|(x, _)| x)
         .collect();
-    let longer = a.chars().count().max(b.chars().count());
     let shared = common.chars().count();
-    if shared < 4 || shared + 3 < longer {
-        return false;
-    }
     let last = common.chars().last();
     let inflection = |rest: &str| {
         INFLECTIONS.contains(&rest)
             // A doubled last letter (`preferred`).
             || (rest.chars().next() == last && INFLECTIONS.contains(&&rest[last.map_or(0, char::len_utf8)..]))
     };
-    inflection(&a[common.len()..]) && inflection(&b[common.len()..])
+    (shared >= 4 && inflection(&a[common.len()..]) && inflection(&b[common.len()..]))
+        .then_some(shared)
 }
 
 /// Two amounts of the same kind (durations, sizes) that differ: `"14d (one month)"`. The old

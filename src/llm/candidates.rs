@@ -1199,7 +1199,10 @@ fn list_readings(s: &str, node: &Value) -> Vec<Value> {
     let mut lists = list_rewrites(s, node);
     // The same flag before every item (`--query=a` and `--query=b` on two lines, a
     // command's arguments pasted): the flag is the syntax, its values are the items.
-    let values: Vec<Value> = lists.iter().filter_map(one_flags_values).collect();
+    let values: Vec<Value> = repeated_flag_values(s)
+        .into_iter()
+        .chain(lists.iter().filter_map(one_flags_values))
+        .collect();
     for (at, v) in values.into_iter().enumerate() {
         lists.insert(at, v);
     }
@@ -1213,6 +1216,27 @@ fn list_readings(s: &str, node: &Value) -> Vec<Value> {
         );
     }
     out
+}
+
+/// A text of the same flag before each of two or more values (`"-f values.yaml -f
+/// values-production.yaml"`, Helm's repeated `-f`): the values, in order. Every other word is
+/// that flag, and no value starts with `-`.
+fn repeated_flag_values(text: &str) -> Option<Value> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let flag = words
+        .first()
+        .filter(|f| f.starts_with('-') && f.len() > 1)?;
+    let pairs = words.chunks(2);
+    if words.len() < 4 || !words.len().is_multiple_of(2) {
+        return None;
+    }
+    pairs
+        .map(|pair| match pair {
+            [f, value] if f == flag && !value.starts_with('-') => Some(Value::from(*value)),
+            _ => None,
+        })
+        .collect::<Option<Vec<Value>>>()
+        .map(Value::Array)
 }
 
 /// A list of two or more texts that each give one flag, the same one, and its value (`--query=a`,
@@ -3678,6 +3702,14 @@ mod tests {
             None
         );
         assert_eq!(one_flags_values(&json!(["--query=a"])), None);
+        // The flag repeated inside one text, before each value, in order.
+        assert_eq!(
+            repeated_flag_values("-f ./values.yaml -f ./values-production.yaml"),
+            Some(json!(["./values.yaml", "./values-production.yaml"]))
+        );
+        assert_eq!(repeated_flag_values("-f a -g b"), None);
+        assert_eq!(repeated_flag_values("-f a b"), None);
+        assert_eq!(repeated_flag_values("-f a"), None);
         assert_eq!(
             one_flags_values(&json!(["--query a", "--query=b"])),
             Some(json!(["a", "b"]))

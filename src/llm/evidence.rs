@@ -361,30 +361,17 @@ fn invented(
         .and_then(Value::as_str)
         .and_then(|s| super::readings::annotation_referred_to(given, s))
         .map(Value::from);
-    if let Some(v) = replaced {
-        let in_annotation = annotation
-            .as_ref()
-            .and_then(|a| amount_against(leaf, schema, given, old_object, a));
-        match (
-            amount_against(leaf, schema, given, old_object, v),
-            in_annotation,
-        ) {
-            (Some(Ok(())), _) | (_, Some(Ok(()))) => return None,
-            (Some(Err(message)), _) => return Some(violation(message)),
-            _ => {}
-        }
-    }
-    // A missing amount said in a sentence of the annotations about the field.
-    let description = crate::schema::node_at(schema, &leaf.pointer)
-        .and_then(|node| node.get("description"))
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if replaced.is_none()
-        && super::readings::described_amount(given, description).is_some_and(|sentence| {
-            same_amount_said(schema, &leaf.pointer, old_object, &sentence, &leaf.text)
-        })
-    {
-        return None;
+    match amount_said(
+        leaf,
+        schema,
+        given,
+        old_object,
+        replaced,
+        annotation.as_ref(),
+    ) {
+        Some(Ok(())) => return None,
+        Some(Err(message)) => return Some(violation(message)),
+        None => {}
     }
     let (own, place) = match replaced {
         Some(v) => (
@@ -426,6 +413,40 @@ fn invented(
             quote_str(&missing)
         ))
     })
+}
+
+/// The amounts step of [`invented`]: the written `leaf` against the amount of the user's
+/// scalar it `replaced` or of the annotation that scalar points to, or, for a missing value,
+/// the amount a sentence of the annotations says about the field. `None` when amounts say
+/// nothing (its words are checked next).
+fn amount_said(
+    leaf: &Leaf,
+    schema: &Value,
+    given: &Value,
+    old_object: Option<&Value>,
+    replaced: Option<&Value>,
+    annotation: Option<&Value>,
+) -> Option<Result<(), String>> {
+    let Some(v) = replaced else {
+        let description = crate::schema::node_at(schema, &leaf.pointer)
+            .and_then(|node| node.get("description"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        return super::readings::described_amount(given, description)
+            .is_some_and(|sentence| {
+                same_amount_said(schema, &leaf.pointer, old_object, &sentence, &leaf.text)
+            })
+            .then_some(Ok(()));
+    };
+    let in_annotation = annotation.and_then(|a| amount_against(leaf, schema, given, old_object, a));
+    match (
+        amount_against(leaf, schema, given, old_object, v),
+        in_annotation,
+    ) {
+        (Some(Ok(())), _) | (_, Some(Ok(()))) => Some(Ok(())),
+        (Some(Err(message)), _) => Some(Err(message)),
+        _ => None,
+    }
 }
 
 /// The written `leaf` against the amount of the user's scalar `v` it replaces: `Some(Ok(()))`

@@ -1,6 +1,6 @@
 //! Queries on a structural schema (`openAPIV3Schema`).
 
-use regex_syntax::ast::{Ast, ClassSet, ClassSetItem, RepetitionKind};
+use regex_syntax::ast::{AssertionKind, Ast, ClassSet, ClassSetItem, RepetitionKind};
 use serde_json::Value;
 
 /// The schema node that governs the value at `pointer` (through `properties`, `items`,
@@ -99,7 +99,7 @@ pub fn pattern_literals(pattern: &str) -> Vec<String> {
         return Vec::new();
     };
     let mut out: Vec<String> = Vec::new();
-    for branch in top_branches(&ast) {
+    for branch in whole_value_branches(&ast, false, false) {
         for literal in finite_language(branch).unwrap_or_default() {
             if !literal.is_empty() && !out.contains(&literal) {
                 out.push(literal);
@@ -181,6 +181,44 @@ fn top_branches(ast: &Ast) -> Vec<&Ast> {
         }
         Ast::Alternation(a) => a.asts.iter().flat_map(top_branches).collect(),
         _ => vec![ast],
+    }
+}
+
+/// The top-level branches of a pattern that are anchored at both ends (`^…$`), the only ones
+/// whose strings are whole values: a pattern is searched for anywhere in the value, so
+/// `^https?://` spells out a start (`http://` and any text after it), not a value.
+fn whole_value_branches(ast: &Ast, start: bool, end: bool) -> Vec<&Ast> {
+    let is_start = |a: &Ast| {
+        matches!(a, Ast::Assertion(x)
+            if matches!(x.kind, AssertionKind::StartLine | AssertionKind::StartText))
+    };
+    let is_end = |a: &Ast| {
+        matches!(a, Ast::Assertion(x)
+            if matches!(x.kind, AssertionKind::EndLine | AssertionKind::EndText))
+    };
+    match ast {
+        Ast::Group(g) => whole_value_branches(&g.ast, start, end),
+        Ast::Concat(c) => {
+            let start = start || c.asts.first().is_some_and(is_start);
+            let end = end || c.asts.last().is_some_and(is_end);
+            let inner: Vec<&Ast> = c
+                .asts
+                .iter()
+                .filter(|a| !matches!(a, Ast::Assertion(_)))
+                .collect();
+            match inner.as_slice() {
+                [only] => whole_value_branches(only, start, end),
+                _ if start && end => vec![ast],
+                _ => Vec::new(),
+            }
+        }
+        Ast::Alternation(a) => a
+            .asts
+            .iter()
+            .flat_map(|b| whole_value_branches(b, start, end))
+            .collect(),
+        _ if start && end => vec![ast],
+        _ => Vec::new(),
     }
 }
 
@@ -322,6 +360,10 @@ mod tests {
         );
         assert!(pattern_literals(r"^[1-9][0-9]*[hdw]$").is_empty());
         assert!(pattern_literals("^(unclosed").is_empty());
+        // A pattern not anchored at both ends spells out parts of values, not values.
+        assert!(pattern_literals("^https?://").is_empty());
+        assert!(pattern_literals("(Gi|Mi)$").is_empty());
+        assert_eq!(pattern_literals("^a$|^b$"), ["a", "b"]);
         assert_eq!(
             pattern_schemes("^(http|https)://.*$"),
             ["http://", "https://"]

@@ -333,7 +333,7 @@ fn resolutions(
     let field = pointer::split_last(p)
         .map(|(_, name)| name)
         .unwrap_or_default();
-    if value.is_some_and(|v| asks_for_default(v, node, &field))
+    if value.is_some_and(|v| asks_for_default(v, node, &field) || says_absent(v, node))
         && !unknown
         && !list_entry
         && !named_one
@@ -702,6 +702,23 @@ fn asks_for_default(value: &Value, node: Option<&Value>, field: &str) -> bool {
         let words: Vec<&str> = sentence.split(|c: char| !c.is_alphabetic()).collect();
         said.iter().any(|w| words.contains(w))
     })
+}
+
+/// Does the user's value state absence as its whole value (`"none - the gateway checks the
+/// token"`, `"null"`) where an object or a list belongs that has no default? Then the field's
+/// absence is what it says: no such object configured. (A scalar's absence means its default,
+/// which `"none"` may contradict: `retries: "none"` is not three retries.)
+fn says_absent(value: &Value, node: Option<&Value>) -> bool {
+    const ABSENT: [&str; 4] = ["none", "null", "nil", "nothing"];
+    let Some(node) = node else {
+        return false;
+    };
+    if !matches!(schema::type_of(node), "object" | "array") || schema::default_value(node).is_some()
+    {
+        return false;
+    }
+    let said = crate::certainty::without_remarks(&scalar_text(value)).to_lowercase();
+    ABSENT.contains(&said.trim())
 }
 
 /// A list entry that names several allowed values, `named` (`"server auth and client
@@ -3116,15 +3133,19 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
     }
     // A wrapper from another API's shape (`authPassword: {secretKeyRef: {name, key}}`, as a
     // Pod's env var reads a Secret): an undeclared field whose fields are all declared, and
-    // unset, where it stands. Its fields stay, one level up; the wrapper's name is structure.
-    if let (Some((parent, _)), Value::Object(fields)) = (pointer::split_last(p), value) {
+    // unset, where it stands. Its fields stay, one level up; the wrapper's name is structure,
+    // and so is a chain of wrappers of one field each (`provider: {webhook: {url, …}}`, a
+    // SecretStore's provider block where its generator takes the same fields directly).
+    if let Some((parent, _)) = pointer::split_last(p) {
         let parent_node = schema::node_at(sources.schema, parent);
-        let fits = !fields.is_empty()
-            && fields.keys().all(|k| {
-                parent_node.is_some_and(|n| schema::child(n, k).is_some())
-                    && sources.given.pointer(&pointer::push(parent, k)).is_none()
-            });
-        if fits {
+        let fits = |fields: &&Map<String, Value>| {
+            !fields.is_empty()
+                && fields.keys().all(|k| {
+                    parent_node.is_some_and(|n| schema::child(n, k).is_some())
+                        && sources.given.pointer(&pointer::push(parent, k)).is_none()
+                })
+        };
+        if let Some(fields) = wrapped_levels(value).into_iter().find(fits) {
             let mut unwrap = vec![Edit::Remove(p.to_string())];
             unwrap.extend(
                 fields
@@ -3145,6 +3166,21 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
     }
     out.truncate(MAX_OPTIONS_PER_ERROR);
     out
+}
+
+/// The fields a wrapper holds, outermost first: `value`'s own and, while the fields are one
+/// field holding an object, that object's (at most three levels).
+fn wrapped_levels(value: &Value) -> Vec<&Map<String, Value>> {
+    let mut levels: Vec<&Map<String, Value>> = value.as_object().into_iter().collect();
+    while let Some(&fields) = levels.last() {
+        match fields.iter().next() {
+            Some((_, Value::Object(inner))) if fields.len() == 1 && levels.len() < 3 => {
+                levels.push(inner);
+            }
+            _ => break,
+        }
+    }
+    levels
 }
 
 /// Pairs written one level too high (`ruleSelector: {role: alert-rules}` for a label
@@ -4840,6 +4876,50 @@ mod tests {
             relocations(&sources, at, &other),
             vec![vec![Edit::Remove(at.into())]]
         );
+    }
+
+    #[test]
+    fn a_chain_of_one_field_wrappers_is_structure_too() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"url": {"type": "string"}, "method": {"type": "string"}}}}});
+        let block = json!({"webhook": {"url": "https://a.example/t", "method": "POST"}});
+        let given = json!({"spec": {"provider": block}});
+        let sources = sources(&schema, &given);
+        let at = "/spec/provider";
+        assert_eq!(
+            relocations(&sources, at, &block)[0],
+            vec![
+                Edit::Remove(at.into()),
+                Edit::Set("/spec/method".into(), json!("POST")),
+                Edit::Set("/spec/url".into(), json!("https://a.example/t")),
+            ]
+        );
+        // Beside a field it would write, no unwrap.
+        let given = json!({"spec": {"provider": block, "url": "https://b.example"}});
+        let sources = Sources {
+            given: &given,
+            ..sources
+        };
+        assert!(relocations(&sources, at, &block)
+            .iter()
+            .all(|r| !r.contains(&Edit::Set("/spec/method".into(), json!("POST")))));
+    }
+
+    #[test]
+    fn a_word_of_absence_where_an_object_belongs_reads_as_its_absence() {
+        let object = json!({"type": "object", "properties": {"ntlm": {"type": "object"}}});
+        let none = json!("none - the API gateway checks the bearer token below");
+        assert!(says_absent(&none, Some(&object)));
+        assert!(says_absent(&json!("None"), Some(&object)));
+        // Not where a scalar belongs (its absence is its default), nor with a default, nor
+        // for a sentence that only holds the word.
+        assert!(!says_absent(&none, Some(&json!({"type": "integer"}))));
+        let defaulted = json!({"type": "object", "default": {"mode": "basic"}});
+        assert!(!says_absent(&none, Some(&defaulted)));
+        assert!(!says_absent(
+            &json!("none of the usual ones"),
+            Some(&object)
+        ));
     }
 
     #[test]

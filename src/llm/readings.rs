@@ -265,20 +265,23 @@ const UPWARDS: [&str; 9] = [
 /// where the stored value says the opposite (8): the words contradict the number, so neither
 /// is the reading.
 fn wrong_direction(text: &str, old: Option<&Value>) -> Option<Contradiction> {
-    let old = match old? {
-        Value::Number(n) => n.as_f64()?,
-        Value::String(s) => s.trim().parse::<f64>().ok()?,
-        _ => return None,
-    };
-    let numbers = numbers_said(text);
-    let [said] = numbers.as_slice() else {
-        return None;
-    };
+    let old = old?;
+    let (said, stored) = new_and_stored(text, old)?;
     // A number said as a change of the stored one (`"200 more than now"`) is no new value.
-    if relative_amount(text, &Value::from(old)).is_some() {
+    if relative_amount(text, old).is_some() {
         return None;
     }
-    let said_words = words(text);
+    let mut said_words = words(text);
+    // `"up to 5s"` states a bound, not a direction.
+    let bounds: Vec<usize> = said_words
+        .windows(2)
+        .enumerate()
+        .filter(|(_, pair)| pair[0] == "up" && pair[1] == "to")
+        .map(|(i, _)| i)
+        .collect();
+    for i in bounds.into_iter().rev() {
+        said_words.remove(i);
+    }
     // A direction word in any inflection (`raised`, `lowered`, `bumped`), never a shorter
     // word (`high` is no `higher`).
     let towards = |list: &[&str]| {
@@ -288,15 +291,44 @@ fn wrong_direction(text: &str, old: Option<&Value>) -> Option<Contradiction> {
     };
     let (down, up) = (towards(&DOWNWARDS), towards(&UPWARDS));
     let (word, comparison) = match (down, up) {
-        (Some(w), None) if said.value > old => (w, "more than"),
-        (None, Some(w)) if said.value < old => (w, "less than"),
+        (Some(w), None) if said.1 > stored.1 => (w, "more than"),
+        (None, Some(w)) if said.1 < stored.1 => (w, "less than"),
         _ => return None,
     };
     Some(Contradiction {
         first: word.clone(),
-        second: format!("{} is {comparison} the stored {}", said.value, old),
+        second: format!("{} is {comparison} the stored {}", said.0, stored.0),
         kind: Kind::Direction,
     })
+}
+
+/// The one new amount or number `text` states and the stored one, `old`, each as written and
+/// as a value to compare: amounts of one dimension (`"increase to 5s"` over `10s`), else plain
+/// numbers (`"scale down to 12"` over 8).
+fn new_and_stored(text: &str, old: &Value) -> Option<((String, f64), (String, f64))> {
+    if let Value::String(stored) = old {
+        if let ([said], [stored]) = (amounts(text).as_slice(), amounts(stored).as_slice()) {
+            if said.dimension == stored.dimension {
+                return Some((
+                    (said.said.clone(), said.value),
+                    (stored.said.clone(), stored.value),
+                ));
+            }
+        }
+    }
+    let stored = match old {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => s.trim().parse::<f64>().ok()?,
+        _ => return None,
+    };
+    let numbers = numbers_said(text);
+    let [said] = numbers.as_slice() else {
+        return None;
+    };
+    Some((
+        (said.value.to_string(), said.value),
+        (stored.to_string(), stored),
+    ))
 }
 
 /// A value stated, then qualified by a contrast (`updateMode: "Recreate, but never evict
@@ -2585,6 +2617,20 @@ mod tests {
         // No stored value, or no direction: nothing to contradict.
         assert!(contradiction(Some(&node), &json!("scale down to 12"), None).is_none());
         assert!(contradiction(Some(&node), &json!("12 from now on"), Some(&json!(8))).is_none());
+        // Amounts with units, compared in their dimension; `up to` states a bound.
+        let string = json!({"type": "string"});
+        let increase = json!("increase to 5s, the broker is slow during the nightly batch");
+        let c = contradiction(Some(&string), &increase, Some(&json!("10s"))).unwrap();
+        assert!(
+            c.to_string().contains("5s is less than the stored 10s"),
+            "{c}"
+        );
+        let longer = json!("increase to 2m, the broker is slow");
+        assert!(contradiction(Some(&string), &longer, Some(&json!("90s"))).is_none());
+        let shorter = json!("lower to 2m");
+        assert!(contradiction(Some(&string), &shorter, Some(&json!("90s"))).is_some());
+        let bound = json!("wait up to 5s");
+        assert!(contradiction(Some(&string), &bound, Some(&json!("10s"))).is_none());
     }
 
     #[test]

@@ -1216,9 +1216,12 @@ fn list_readings(s: &str, node: &Value) -> Vec<Value> {
     let mut lists = list_rewrites(s, node);
     // The same flag before every item (`--query=a` and `--query=b` on two lines, a
     // command's arguments pasted): the flag is the syntax, its values are the items.
-    let values: Vec<Value> = repeated_flag_values(s)
+    let values: Vec<Value> = same_flag_values([s])
         .into_iter()
-        .chain(lists.iter().filter_map(one_flags_values))
+        .chain(lists.iter().filter_map(|list| {
+            let items = list.as_array()?.iter().map(Value::as_str);
+            same_flag_values(items.collect::<Option<Vec<&str>>>()?)
+        }))
         .collect();
     for (at, v) in values.into_iter().enumerate() {
         lists.insert(at, v);
@@ -1235,50 +1238,32 @@ fn list_readings(s: &str, node: &Value) -> Vec<Value> {
     out
 }
 
-/// A text of the same flag before each of two or more values (`"-f values.yaml -f
-/// values-production.yaml"`, Helm's repeated `-f`): the values, in order. Every other word is
-/// that flag, and no value starts with `-`.
-fn repeated_flag_values(text: &str) -> Option<Value> {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let flag = words
-        .first()
-        .filter(|f| f.starts_with('-') && f.len() > 1)?;
-    let pairs = words.chunks(2);
-    if words.len() < 4 || !words.len().is_multiple_of(2) {
-        return None;
-    }
-    pairs
-        .map(|pair| match pair {
-            [f, value] if f == flag && !value.starts_with('-') => Some(Value::from(*value)),
-            _ => None,
-        })
-        .collect::<Option<Vec<Value>>>()
-        .map(Value::Array)
-}
-
-/// A list of two or more texts that each give one flag, the same one, and its value (`--query=a`,
-/// `--query b`): the values.
-fn one_flags_values(list: &Value) -> Option<Value> {
-    let items = list.as_array().filter(|items| items.len() >= 2)?;
-    let mut flag_name: Option<String> = None;
+/// The values of texts that are each nothing but one flag, the same one throughout, before
+/// each of its values (`"-f values.yaml -f values-production.yaml"`, Helm's repeated `-f`, or
+/// a list's items `--query=a`, `--query b`): the values in order, when there are two or more.
+/// A repeated flag is syntax; no value starts with `-`.
+fn same_flag_values<'t>(texts: impl IntoIterator<Item = &'t str>) -> Option<Value> {
+    let mut flag: Option<&str> = None;
     let mut values = Vec::new();
-    for item in items {
-        let text = item.as_str()?;
-        let flags = crate::certainty::flags(text);
-        let [(name, Some(value))] = flags.as_slice() else {
-            return None;
-        };
-        // The flag and its value are all the item holds.
-        let rest = text.trim().trim_start_matches('-');
-        if rest.split_whitespace().count() > 2 || value.is_empty() {
-            return None;
+    for text in texts {
+        let mut words = text.split_whitespace().peekable();
+        words.peek()?;
+        while let Some(word) = words.next() {
+            let (name, value) = match word.split_once('=') {
+                Some(inline) if word.starts_with("--") => inline,
+                _ => (word, words.next()?),
+            };
+            let is_flag = name.len() > 1 && name.starts_with('-');
+            if !is_flag || value.is_empty() || value.starts_with('-') {
+                return None;
+            }
+            if *flag.get_or_insert(name) != name {
+                return None;
+            }
+            values.push(Value::from(value));
         }
-        if flag_name.get_or_insert_with(|| name.clone()) != name {
-            return None;
-        }
-        values.push(Value::from(*value));
     }
-    Some(Value::Array(values))
+    (values.len() >= 2).then_some(Value::Array(values))
 }
 
 /// A string where a number belongs. An amount keeps its size: `"5 minutes"` for a field
@@ -3732,24 +3717,22 @@ mod tests {
             json!(["dnssrv+_http._tcp.thanos-query.monitoring.svc", "prom:9090"])
         );
         // Two different flags, or an item with more than its flag: the items as written.
-        assert_eq!(one_flags_values(&json!(["--query=a", "--rule=b"])), None);
+        assert_eq!(same_flag_values(["--query=a", "--rule=b"]), None);
+        assert_eq!(same_flag_values(["--query=a", "--query b and c"]), None);
+        assert_eq!(same_flag_values(["--query=a"]), None);
         assert_eq!(
-            one_flags_values(&json!(["--query=a", "--query b and c"])),
-            None
-        );
-        assert_eq!(one_flags_values(&json!(["--query=a"])), None);
-        // The flag repeated inside one text, before each value, in order.
-        assert_eq!(
-            repeated_flag_values("-f ./values.yaml -f ./values-production.yaml"),
-            Some(json!(["./values.yaml", "./values-production.yaml"]))
-        );
-        assert_eq!(repeated_flag_values("-f a -g b"), None);
-        assert_eq!(repeated_flag_values("-f a b"), None);
-        assert_eq!(repeated_flag_values("-f a"), None);
-        assert_eq!(
-            one_flags_values(&json!(["--query a", "--query=b"])),
+            same_flag_values(["--query a", "--query=b"]),
             Some(json!(["a", "b"]))
         );
+        // The flag repeated inside one text, before each value, in order.
+        assert_eq!(
+            same_flag_values(["-f ./values.yaml -f ./values-production.yaml"]),
+            Some(json!(["./values.yaml", "./values-production.yaml"]))
+        );
+        assert_eq!(same_flag_values(["-f a -g b"]), None);
+        assert_eq!(same_flag_values(["-f a b"]), None);
+        assert_eq!(same_flag_values(["-f a"]), None);
+        assert_eq!(same_flag_values(["-f -x -f b"]), None);
     }
 
     #[test]

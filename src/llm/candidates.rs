@@ -333,13 +333,21 @@ fn resolutions(
     let field = pointer::split_last(p)
         .map(|(_, name)| name)
         .unwrap_or_default();
-    if value.is_some_and(|v| asks_for_default(v, node, &field) || says_absent(v, node))
+    let absent = value.is_some_and(|v| says_absent(v, node));
+    if value.is_some_and(|v| asks_for_default(v, node, &field) || absent)
         && !unknown
         && !list_entry
         && !named_one
         && removable(sources, p)
     {
         options.push(vec![Edit::Remove(p.to_string())]);
+    }
+    // The word that says the field is absent is no value of it (`address: "none"`).
+    if absent {
+        options.retain(|o| {
+            !matches!(o.as_slice(), [Edit::Set(to, Value::String(w))]
+                if to == p && super::readings::states_absence(w, true))
+        });
     }
     if let (true, Some(Value::String(said))) = (list_entry, value) {
         removal_after_item_reading(&mut options, p, said);
@@ -705,20 +713,34 @@ fn asks_for_default(value: &Value, node: Option<&Value>, field: &str) -> bool {
 }
 
 /// Does the user's value state absence as its whole value (`"none - the gateway checks the
-/// token"`, `"null"`) where an object or a list belongs that has no default? Then the field's
-/// absence is what it says: no such object configured. (A scalar's absence means its default,
-/// which `"none"` may contradict: `retries: "none"` is not three retries.)
+/// token"`, `"null"`), where the field has no default, so that its absence means nothing is
+/// set? An off switch (`"disabled - the endpoint is gone"`) says so too where an object
+/// belongs that has no switch of its own. (Where the field has a default, its absence means
+/// that default, which `"none"` may contradict: `symbols: "none"` is not "a quarter of the
+/// length when omitted".)
 fn says_absent(value: &Value, node: Option<&Value>) -> bool {
-    const ABSENT: [&str; 4] = ["none", "null", "nil", "nothing"];
     let Some(node) = node else {
         return false;
     };
-    if !matches!(schema::type_of(node), "object" | "array") || schema::default_value(node).is_some()
-    {
+    if schema::default_value(node).is_some() || !schema::default_sentences(node).is_empty() {
         return false;
     }
-    let said = crate::certainty::without_remarks(&scalar_text(value)).to_lowercase();
-    ABSENT.contains(&said.trim())
+    let said = scalar_text(value);
+    let has_switch = || {
+        node.get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.values().any(|child| schema::type_of(child) == "boolean"))
+    };
+    // An amount's `"none"` may mean zero or no limit, never "unset" (`timeout: "none - the
+    // hook can run for hours"`): a number, or a text that takes amounts and no words.
+    let takes = |v: &str| crate::certainty::accepts(node, &Value::from(v));
+    let amount = matches!(schema::type_of(node), "integer" | "number")
+        || (["5m", "5Gi", "5"].iter().any(|a| takes(a)) && !takes("abc"));
+    match schema::type_of(node) {
+        "boolean" => false,
+        "object" => super::readings::states_absence(&said, !has_switch()),
+        _ => super::readings::states_absence(&said, false) && !amount,
+    }
 }
 
 /// A list entry that names several allowed values, `named` (`"server auth and client
@@ -4894,8 +4916,22 @@ mod tests {
         let none = json!("none - the API gateway checks the bearer token below");
         assert!(says_absent(&none, Some(&object)));
         assert!(says_absent(&json!("None"), Some(&object)));
-        // Not where a scalar belongs (its absence is its default), nor with a default, nor
-        // for a sentence that only holds the word.
+        let address = json!({"type": "string", "description": "Where it is reached."});
+        assert!(says_absent(&none, Some(&address)));
+        // An off switch, where an object with no switch of its own belongs.
+        let disabled = json!("disabled - v4 of the app dropped /healthz");
+        assert!(says_absent(&disabled, Some(&object)));
+        let switched = json!({"type": "object", "properties": {"enabled": {"type": "boolean"}}});
+        assert!(!says_absent(&disabled, Some(&switched)));
+        assert!(!says_absent(&disabled, Some(&address)));
+        // Not where the field has a default (its absence means it), nor for a sentence that
+        // only holds the word.
+        let counted =
+            json!({"type": "integer", "description": "A quarter of length when omitted."});
+        assert!(!says_absent(&none, Some(&counted)));
+        // Nor for an amount, whose "none" may be zero or no limit.
+        let timeout = json!({"type": "string", "pattern": "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"});
+        assert!(!says_absent(&none, Some(&timeout)));
         assert!(!says_absent(&none, Some(&json!({"type": "integer"}))));
         let defaulted = json!({"type": "object", "default": {"mode": "basic"}});
         assert!(!says_absent(&none, Some(&defaulted)));

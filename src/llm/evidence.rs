@@ -562,12 +562,16 @@ fn dropped(
         .pointer(&leaf.pointer)
         .and_then(Value::as_bool)
         .is_some_and(|b| super::readings::stated_bool(&leaf.text) == Some(b));
+    // So does the absence the text states, where the answer removes the value (`"disabled -
+    // v4 of the app dropped /healthz"`).
+    let absence_stated = candidate.pointer(&leaf.pointer).is_none()
+        && super::readings::states_absence(&leaf.text, true);
     let own_numbers = standalone_numbers(value_part);
     let dropped = numbers(value_part).into_iter().find(|n| {
         !written_numbers.contains(n)
             && !kept.contains(n)
             && !left_out.contains(n)
-            && (!truth_stated || own_numbers.contains(n))
+            && (!(truth_stated || absence_stated) || own_numbers.contains(n))
     })?;
     Some(Violation {
         pointer: leaf.pointer.clone(),

@@ -706,6 +706,18 @@ fn operator_named<'a>(text: &str, allowed: &'a [Value]) -> Option<&'a str> {
     matching.next().is_none().then_some(one)
 }
 
+/// Does `text` state absence as its whole value, its remark aside (`"none - the gateway
+/// checks the token"`, `"null"`)? With `off`, an off switch says so too (`"disabled - the
+/// endpoint is gone"`).
+pub fn states_absence(text: &str, off: bool) -> bool {
+    const ABSENT: [&str; 4] = ["none", "null", "nil", "nothing"];
+    const OFF: [&str; 2] = ["disabled", "off"];
+    let said = crate::certainty::without_remarks(text)
+        .trim()
+        .to_lowercase();
+    ABSENT.contains(&said.as_str()) || (off && OFF.contains(&said.as_str()))
+}
+
 /// The value before a comment glued into it, as YAML writes one after a blank (`"ISRG Root
 /// X1   # short chain only"`); `None` without one.
 pub fn before_comment(text: &str) -> Option<&str> {

@@ -675,3 +675,11 @@ fn the_stored_items_a_text_refers_to_are_the_users() {
     let given = json!({"spec": {"events": "minus ping - pings trigger reconciles"}});
     assert!(!check(&settings, &json!({}), &given, Some(&old), &answer).is_empty());
 }
+
+#[test]
+fn an_absence_stated_in_words_keeps_no_digit_of_a_name_but_every_number_of_its_own() {
+    let given = json!({"spec": {"probe": "disabled - v4 of the app dropped /healthz"}});
+    assert_accepted(&given, &json!({"spec": {}}));
+    let given = json!({"spec": {"probe": "none until 2 replicas run"}});
+    assert_refused(&given, &json!({"spec": {}}), "/spec/probe", "drops 2");
+}

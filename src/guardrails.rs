@@ -395,11 +395,8 @@ pub fn check_scope(
                 .chain(removed)
                 .flat_map(|v| leaf_pointers(v, path))
                 .all(|leaf| in_scope(&leaf));
-        let moved = matches!(op, json_patch::PatchOperation::Add(_))
-            && written
-                .is_some_and(|v| moved_with_its_name(original, patch, error_pointers, path, v));
         for p in std::iter::once(path).chain(from) {
-            if !in_scope(p) && !on_the_way && !moved {
+            if !in_scope(p) && !on_the_way {
                 let v = Violation::new(
                     p,
                     "no error here: the answer may only change what is in error",
@@ -484,42 +481,6 @@ fn leaf_pointers(value: &Value, at: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// Is `value`, added at `path`, the user's own value moved out of a field in error that the
-/// patch removes, verbatim and under its own name (`provider.webhook.secrets` → `secrets`,
-/// where `provider` is undeclared)? Then it is that field's repair, not a new value.
-fn moved_with_its_name(
-    original: &Value,
-    patch: &json_patch::Patch,
-    error_pointers: &[&str],
-    path: &str,
-    value: &Value,
-) -> bool {
-    let Some((_, name)) = pointer::split_last(path) else {
-        return false;
-    };
-    patch
-        .0
-        .iter()
-        .filter_map(|op| match op {
-            json_patch::PatchOperation::Remove(r) => Some(r.path.as_str()),
-            _ => None,
-        })
-        .filter(|removed| error_pointers.iter().any(|e| pointer::is_under(removed, e)))
-        .filter_map(|removed| original.pointer(removed))
-        .any(|tree| holds_under_name(tree, &name, value))
-}
-
-/// Does `tree` hold `value` under the key `name`, at any depth?
-fn holds_under_name(tree: &Value, name: &str, value: &Value) -> bool {
-    match tree {
-        Value::Object(fields) => fields
-            .iter()
-            .any(|(k, v)| (k == name && v == value) || holds_under_name(v, name, value)),
-        Value::Array(items) => items.iter().any(|i| holds_under_name(i, name, value)),
-        _ => false,
-    }
 }
 
 fn operation_paths(op: &json_patch::PatchOperation) -> (&str, Option<&str>) {
@@ -771,19 +732,6 @@ mod tests {
         assert!(check_scope(&junk, &json_patch::diff(&junk, &original), &unknown, &[]).is_empty());
         junk["spec"]["source"]["junk"]["other"] = json!(2);
         assert!(!check_scope(&junk, &json_patch::diff(&junk, &original), &unknown, &[]).is_empty());
-        // The user's value moved out of an undeclared field in error, under its own name; not
-        // under another name, and not a value of the answer's own.
-        let undeclared = ["/spec/provider"];
-        let nested = json!({"spec": {"provider": {"webhook": {"method": "POST"}}}});
-        let lifted = json!({"spec": {"method": "POST"}});
-        let diff = json_patch::diff(&nested, &lifted);
-        assert!(check_scope(&nested, &diff, &undeclared, &[]).is_empty());
-        let renamed = json!({"spec": {"verb": "POST"}});
-        let diff = json_patch::diff(&nested, &renamed);
-        assert!(!check_scope(&nested, &diff, &undeclared, &[]).is_empty());
-        let other = json!({"spec": {"method": "DELETE"}});
-        let diff = json_patch::diff(&nested, &other);
-        assert!(!check_scope(&nested, &diff, &undeclared, &[]).is_empty());
     }
 
     #[test]

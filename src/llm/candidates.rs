@@ -445,6 +445,7 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     options.extend(
         pairs_as_one_item(v, node)
             .or_else(|| map_as_named_pairs(v, node))
+            .or_else(|| map_of_objects_as_list(v, node))
             .or_else(|| v.as_str().and_then(|s| selectors_per_value(s, node)))
             .map(|list| vec![Edit::Set(p.to_string(), list)]),
     );
@@ -468,6 +469,16 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
             .into_iter()
             .map(|v| vec![Edit::Set(p.to_string(), v)]),
     );
+    // A text that is one flag and its value (`"-l app=checkout,version=v2"`, kubectl's
+    // selector flag pasted): the flag is syntax, its value is read.
+    if let Some([value]) = v.as_str().and_then(|s| flag_values([s])).as_deref() {
+        for read in rewrites_over(&Value::from(*value), node, old) {
+            let reading = vec![Edit::Set(p.to_string(), read)];
+            if !options.contains(&reading) {
+                options.push(reading);
+            }
+        }
+    }
     // A value that points to an annotation (`"see ci.acme.io/wasm-sha256"`): read it there.
     let annotation = v
         .as_str()
@@ -818,6 +829,19 @@ fn enum_options(
             Some(said) => names_version(said, &scalar_text(a)),
             None => true,
         })
+        // A name with its version (`OpenMetricsText1.0`): of the values of that name, only
+        // the version it states, written short or long (`OpenMetricsText1.0.0`), never
+        // another one (`OpenMetricsText0.0.1`).
+        .filter(
+            |a| match (versioned_name(&text), a.as_str().and_then(versioned_name)) {
+                (Some((name, said)), Some((other, version)))
+                    if name.eq_ignore_ascii_case(other) =>
+                {
+                    names_version(said, version) || same_version(said, version)
+                }
+                _ => true,
+            },
+        )
         .filter(|a| {
             // Named in full but not a reading: negated, or part of a longer named value.
             !a.as_str()
@@ -877,6 +901,33 @@ fn names_version(said: &str, allowed: &str) -> bool {
         || said
             .strip_prefix(allowed)
             .is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// A name ending in a version (`OpenMetricsText1.0.0` → `OpenMetricsText`, `1.0.0`).
+fn versioned_name(text: &str) -> Option<(&str, &str)> {
+    let text = text.trim();
+    let at = text
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_ascii_digit() || *c == '.')
+        .last()?
+        .0;
+    let (name, version) = text.split_at(at);
+    let version = version.trim_start_matches('.');
+    (name.ends_with(char::is_alphabetic) && stated_version(version).is_some())
+        .then_some((name, version))
+}
+
+/// The same version, zeros filled in where one is written short (`1.0` and `1.0.0`).
+fn same_version(a: &str, b: &str) -> bool {
+    let parts = |v: &str| -> Vec<u64> {
+        let mut p: Vec<u64> = v.split('.').filter_map(|x| x.parse().ok()).collect();
+        while p.last() == Some(&0) {
+            p.pop();
+        }
+        p
+    };
+    parts(a) == parts(b)
 }
 
 /// Can the value at `p` go? An optional property, or an entry of a list.
@@ -1263,8 +1314,15 @@ fn list_readings(s: &str, node: &Value) -> Vec<Value> {
 /// The values of texts that are each nothing but one flag, the same one throughout, before
 /// each of its values (`"-f values.yaml -f values-production.yaml"`, Helm's repeated `-f`, or
 /// a list's items `--query=a`, `--query b`): the values in order, when there are two or more.
-/// A repeated flag is syntax; no value starts with `-`.
+/// A repeated flag is syntax.
 fn same_flag_values<'t>(texts: impl IntoIterator<Item = &'t str>) -> Option<Value> {
+    let values = flag_values(texts)?;
+    (values.len() >= 2).then(|| values.into_iter().map(Value::from).collect())
+}
+
+/// The values of texts that are each nothing but one flag, the same one throughout, before
+/// each of its values; no value starts with `-`.
+fn flag_values<'t>(texts: impl IntoIterator<Item = &'t str>) -> Option<Vec<&'t str>> {
     let mut flag: Option<&str> = None;
     let mut values = Vec::new();
     for text in texts {
@@ -1282,10 +1340,10 @@ fn same_flag_values<'t>(texts: impl IntoIterator<Item = &'t str>) -> Option<Valu
             if *flag.get_or_insert(name) != name {
                 return None;
             }
-            values.push(Value::from(value));
+            values.push(value);
         }
     }
-    (values.len() >= 2).then_some(Value::Array(values))
+    Some(values)
 }
 
 /// A string where a number belongs. An amount keeps its size: `"5 minutes"` for a field
@@ -3273,6 +3331,37 @@ fn map_as_named_pairs(value: &Value, node: &Value) -> Option<Value> {
         .map(Value::Array)
 }
 
+/// A map of objects keyed by name where a list of objects belongs (`remoteWrite: {mimir-prod:
+/// {url, …}, grafana-cloud: {url, …}}`, as Helm values key their entries): one item per key,
+/// each object as written, the key as its `name` where the items declare one and the object
+/// has none; where they declare none, the key is a label of the user's values file, and the
+/// items are the objects alone (a proposal: the keys are dropped).
+fn map_of_objects_as_list(value: &Value, node: &Value) -> Option<Value> {
+    let entries = value.as_object().filter(|m| !m.is_empty())?;
+    let items = node
+        .get("items")
+        .filter(|_| schema::type_of(node) == "array")?;
+    let properties = items.get("properties")?.as_object()?;
+    let named = properties
+        .get("name")
+        .is_some_and(|n| schema::type_of(n) == "string");
+    entries
+        .iter()
+        .map(|(key, entry)| {
+            let mut object = entry.as_object()?.clone();
+            // Every field of the entry is the item's: the map is a list written by key.
+            if object.is_empty() || !object.keys().all(|k| properties.contains_key(k)) {
+                return None;
+            }
+            if named && !object.contains_key("name") {
+                object.insert("name".into(), Value::from(key.as_str()));
+            }
+            Some(Value::Object(object))
+        })
+        .collect::<Option<Vec<Value>>>()
+        .map(Value::Array)
+}
+
 /// A set-based selector in kubectl's syntax (`"kubernetes.io/metadata.name in (prod,
 /// staging)"`) where a list of selectors belongs whose items take only `matchLabels`: the list
 /// ORs its items, so the `in` is one item per value, each with that label (and the equalities
@@ -3394,11 +3483,22 @@ fn into_the_field_that_declares_them(sources: &Sources, p: &str) -> Option<Resol
             .is_some_and(|own| undeclared.keys().all(|k| own.contains_key(k)))
     };
     let mut homes = properties.iter().filter_map(|(name, node)| {
-        if given.contains_key(name) {
-            return None;
-        }
+        // A home already written takes them beside what it holds, none of them set there
+        // (`queueConfig: {batchSendDeadline: 5s}` beside `maxShards: 200`).
+        let held = match given.get(name) {
+            None => Map::new(),
+            Some(Value::Object(held)) if undeclared.keys().all(|k| !held.contains_key(k)) => {
+                held.clone()
+            }
+            Some(_) => return None,
+        };
         let value = match schema::type_of(node) {
-            "object" if declares_all(node) => Value::Object(undeclared.clone()),
+            "object" if declares_all(node) => {
+                let mut merged = held;
+                merged.extend(undeclared.clone());
+                Value::Object(merged)
+            }
+            "array" if !held.is_empty() => return None,
             "array" if node.get("items").is_some_and(declares_all) => {
                 Value::Array(vec![Value::Object(undeclared.clone())])
             }
@@ -3979,6 +4079,20 @@ mod tests {
         let tls = [json!("1.2"), json!("1.3")];
         let said = json!("1.1 (the old scanners cannot do 1.2)");
         assert!(enum_options("/p", &tls, &said, &[], "").is_empty());
+        // A name with its version: only that version of the name, written short or long.
+        let protocols = [
+            json!("OpenMetricsText0.0.1"),
+            json!("OpenMetricsText1.0.0"),
+            json!("PrometheusText0.0.4"),
+        ];
+        let said = "OpenMetricsText1.0";
+        let spelled = super::super::readings::named_values(said, &protocols);
+        let named = set(enum_options("/p", &protocols, &json!(said), &spelled, ""));
+        assert!(named.contains(&json!("OpenMetricsText1.0.0")), "{named:?}");
+        assert!(!named.contains(&json!("OpenMetricsText0.0.1")), "{named:?}");
+        assert_eq!(versioned_name("TLSv1.2"), Some(("TLSv", "1.2")));
+        assert_eq!(versioned_name("1.2"), None);
+        assert!(same_version("1.0", "1.0.0") && !same_version("1.0", "0.0.1"));
         // Words are no stated number: every allowed value stays an option.
         assert_eq!(
             enum_options("/p", &tls, &json!("the newest one"), &[], "").len(),
@@ -5123,6 +5237,55 @@ mod tests {
             into_the_field_that_declares_them(&sources(&schema, &other), "/spec/team"),
             None
         );
+        // A home already written takes them beside what it holds, unless one is set there.
+        let queue = json!({"type": "object", "properties": {
+            "capacity": {"type": "integer"}, "deadline": {"type": "string"}}});
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"url": {"type": "string"}, "queueConfig": queue}}}});
+        let given = json!({"spec": {"url": "u", "capacity": 20000,
+            "queueConfig": {"deadline": "5s"}}});
+        assert_eq!(
+            into_the_field_that_declares_them(&sources(&schema, &given), "/spec/capacity"),
+            Some(vec![
+                Edit::Remove("/spec/capacity".into()),
+                Edit::Set(
+                    "/spec/queueConfig".into(),
+                    json!({"deadline": "5s", "capacity": 20000})
+                ),
+            ])
+        );
+        let clash = json!({"spec": {"capacity": 20000, "queueConfig": {"capacity": 10}}});
+        assert_eq!(
+            into_the_field_that_declares_them(&sources(&schema, &clash), "/spec/capacity"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_map_of_objects_where_a_list_belongs_is_one_item_per_key() {
+        let item = |extra: Value| {
+            let mut properties = json!({"url": {"type": "string"}});
+            properties
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            json!({"type": "array", "items": {"type": "object", "properties": properties}})
+        };
+        let named = item(json!({"name": {"type": "string"}}));
+        let map = json!({"mimir": {"url": "a"}, "cloud": {"url": "b"}});
+        assert_eq!(
+            map_of_objects_as_list(&map, &named),
+            Some(json!([{"url": "b", "name": "cloud"}, {"url": "a", "name": "mimir"}]))
+        );
+        // No name field: the keys are the values file's labels, the items the objects.
+        assert_eq!(
+            map_of_objects_as_list(&map, &item(json!({}))),
+            Some(json!([{"url": "b"}, {"url": "a"}]))
+        );
+        // A field the items do not declare, or a value that is no object: no reading.
+        let odd = json!({"mimir": {"url": "a", "shards": 2}});
+        assert_eq!(map_of_objects_as_list(&odd, &named), None);
+        assert_eq!(map_of_objects_as_list(&json!({"a": "b"}), &named), None);
     }
 
     #[test]

@@ -737,7 +737,25 @@ impl Judge<'_, '_> {
             return false;
         };
         self.moved_value(candidate, written)
+            || self.moved_with_its_name(candidate, p, written)
             || (*written == Value::Bool(true) && self.flag_in_error_names(p))
+    }
+
+    /// Is `written`, at `p`, the user's value under the same name in a value in error that the
+    /// candidate removes (`provider.webhook.secrets` → `secrets`, where `provider` is
+    /// undeclared; `maxShards` one level too high → `queueConfig.maxShards`)?
+    fn moved_with_its_name(&self, candidate: &Value, p: &str, written: &Value) -> bool {
+        let Some((_, name)) = pointer::split_last(p) else {
+            return false;
+        };
+        self.error_pointers.iter().any(|e| {
+            let Some(before) = self.given.pointer(e) else {
+                return false;
+            };
+            let same_name = pointer::split_last(e).is_some_and(|(_, n)| n == name);
+            candidate.pointer(e).is_none()
+                && ((same_name && before == written) || holds_under_name(before, &name, written))
+        })
     }
 
     /// Does a command line in error hold a flag without a value that names the field at `p`
@@ -995,6 +1013,17 @@ fn holds_whole(v: &Value, part: &Value) -> bool {
     match v {
         Value::Object(map) => map.values().any(inside),
         Value::Array(items) => items.iter().any(inside),
+        _ => false,
+    }
+}
+
+/// Does `tree` hold `value` under the key `name`, at any depth?
+fn holds_under_name(tree: &Value, name: &str, value: &Value) -> bool {
+    match tree {
+        Value::Object(fields) => fields
+            .iter()
+            .any(|(k, v)| (k == name && v == value) || holds_under_name(v, name, value)),
+        Value::Array(items) => items.iter().any(|i| holds_under_name(i, name, value)),
         _ => false,
     }
 }

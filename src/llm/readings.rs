@@ -102,6 +102,7 @@ pub fn contradiction(
         })
         .or_else(|| amount_and_count(node, text, old, description))
         .or_else(|| wrong_direction(text, old))
+        .or_else(|| note_against_change(text, old))
         .or_else(|| wrong_parity(text))
         .or_else(|| unchanged_but_different(value, old))
 }
@@ -299,6 +300,26 @@ fn wrong_direction(text: &str, old: Option<&Value>) -> Option<Contradiction> {
         first: word.clone(),
         second: format!("{} is {comparison} the stored {}", said.0, stored.0),
         kind: Kind::Direction,
+    })
+}
+
+/// On UPDATE, a change note whose new side is not the change its words state (`"double it:
+/// 2 -> 3"` over 2): two statements of the new value that disagree.
+fn note_against_change(text: &str, old: Option<&Value>) -> Option<Contradiction> {
+    let old = old?;
+    let target = change_note_target(text, old)?;
+    let changed = relative_amount(text, old)?;
+    let changed_text = match &changed {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let agree = changed_text == target
+        || same_amount(&changed_text, target)
+        || target.parse::<f64>().ok() == changed.as_f64();
+    (!agree).then(|| Contradiction {
+        first: target.to_string(),
+        second: changed_text,
+        kind: Kind::Amounts,
     })
 }
 
@@ -771,9 +792,12 @@ pub fn change_note_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
     // the new side; a first word that is a plain word is prose (`"-> the new collector"`).
     let prose_after = said.all(|w| w.chars().all(char::is_alphabetic));
     let looks_like_value = first.contains(|c: char| !c.is_alphabetic());
+    // One amount written in parts (`"100ms -> 1s 500ms (follow-up)"`) is one value too.
+    let one_amount = single_amount(&to).filter(|a| *a == to.trim());
     let to = match to.split_whitespace().count() {
         1 => first,
         _ if prose_after && looks_like_value => first,
+        _ if one_amount.is_some() => to.trim(),
         _ => return None,
     };
     let at = text.find(to)?;
@@ -2302,6 +2326,11 @@ mod tests {
             Some("1m")
         );
         assert_eq!(change_note_target("5m -> 1m or 2m", &json!("5m")), None);
+        // One amount written in parts.
+        assert_eq!(
+            change_note_target("100ms -> 1s 500ms (INC-4471 follow-up)", &json!("100ms")),
+            Some("1s 500ms")
+        );
         // Words of the change before the stored value.
         assert_eq!(
             change_note_target(
@@ -2641,6 +2670,10 @@ mod tests {
         assert!(contradiction(Some(&string), &longer, Some(&json!("90s"))).is_none());
         let shorter = json!("lower to 2m");
         assert!(contradiction(Some(&string), &shorter, Some(&json!("90s"))).is_some());
+        // A change note whose new side is not the change its words state.
+        let c = contradiction(Some(&node), &json!("double it: 2 -> 3"), Some(&json!(2))).unwrap();
+        assert!(c.to_string().contains("\"3\" and \"4\""), "{c}");
+        assert!(contradiction(Some(&node), &json!("double it: 2 -> 4"), Some(&json!(2))).is_none());
         let bound = json!("wait up to 5s");
         assert!(contradiction(Some(&string), &bound, Some(&json!("10s"))).is_none());
     }

@@ -1283,6 +1283,12 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
 /// selector in kubectl's syntax for a list of selectors (its commas are "and").
 fn list_readings(s: &str, node: &Value) -> Vec<Value> {
     let mut out = Vec::new();
+    // Kubernetes' own syntaxes for the list's items come first: every part of the text has
+    // its field there.
+    if let Some(items) = node.get("items") {
+        out.extend(requirements(s, items));
+        out.extend(toleration_of_taint(s, items).map(|t| Value::from(vec![t])));
+    }
     if let Some(items) = node.get("items").filter(|i| schema::type_of(i) == "object") {
         out.extend(fields_from_pairs(s, items).map(|item| Value::Array(vec![item])));
     }
@@ -1309,6 +1315,50 @@ fn list_readings(s: &str, node: &Value) -> Vec<Value> {
         );
     }
     out
+}
+
+/// A node taint in kubectl's syntax (`"node-role.kubernetes.io/control-plane:NoSchedule"`,
+/// `"dedicated=gpu:NoExecute"`, as `kubectl taint` takes and `kubectl describe node` prints
+/// it) where a list of tolerations belongs: the toleration that tolerates exactly that taint,
+/// `Exists` for a taint without a value, `Equal` and the value for one with.
+fn toleration_of_taint(s: &str, items: &Value) -> Option<Value> {
+    const EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+    let declared = items.get("properties")?;
+    for field in ["key", "operator", "effect"] {
+        declared.get(field)?;
+    }
+    let (taint, effect) = s.trim().rsplit_once(':')?;
+    if !EFFECTS.contains(&effect) || taint.contains(char::is_whitespace) || taint.is_empty() {
+        return None;
+    }
+    Some(match taint.split_once('=') {
+        Some((key, value)) => {
+            serde_json::json!({"key": key, "operator": "Equal", "value": value, "effect": effect})
+        }
+        None => serde_json::json!({"key": taint, "operator": "Exists", "effect": effect}),
+    })
+}
+
+/// A selector in kubectl's syntax (`"app in (payments-api,ledger),track!=canary"`) where a
+/// list of label requirements belongs (items that declare `key` and `operator`): one
+/// requirement per clause, the commas ANDing them as the list does; an equality is `In` its
+/// one value.
+fn requirements(s: &str, items: &Value) -> Option<Value> {
+    let declared = items.get("properties")?;
+    declared.get("key")?;
+    declared.get("operator")?;
+    let list = selector_requirements(s)?
+        .into_iter()
+        .map(|(key, operator, values)| {
+            let operator = if operator == "=" { "In" } else { operator };
+            let mut requirement = serde_json::json!({"key": key, "operator": operator});
+            if !values.is_empty() {
+                requirement["values"] = Value::from(values);
+            }
+            requirement
+        })
+        .collect();
+    Some(Value::Array(list))
 }
 
 /// The values of texts that are each nothing but one flag, the same one throughout, before
@@ -5259,6 +5309,44 @@ mod tests {
             into_the_field_that_declares_them(&sources(&schema, &clash), "/spec/capacity"),
             None
         );
+    }
+
+    #[test]
+    fn a_selector_where_a_list_of_requirements_belongs_is_one_requirement_per_clause() {
+        let items = json!({"type": "object", "properties": {
+            "key": {"type": "string"}, "operator": {"type": "string"},
+            "values": {"type": "array", "items": {"type": "string"}}}});
+        assert_eq!(
+            requirements("app in (payments-api,ledger),track!=canary,tier=db", &items),
+            Some(json!([
+                {"key": "app", "operator": "In", "values": ["payments-api", "ledger"]},
+                {"key": "track", "operator": "NotIn", "values": ["canary"]},
+                {"key": "tier", "operator": "In", "values": ["db"]}
+            ]))
+        );
+        assert_eq!(requirements("app in (a,b", &items), None);
+        assert_eq!(requirements("app=a", &json!({"type": "string"})), None);
+    }
+
+    #[test]
+    fn a_taint_where_tolerations_belong_is_the_toleration_of_it() {
+        let items = json!({"type": "object", "properties": {"key": {"type": "string"},
+            "operator": {"type": "string"}, "value": {"type": "string"},
+            "effect": {"type": "string"}}});
+        assert_eq!(
+            toleration_of_taint("node-role.kubernetes.io/control-plane:NoSchedule", &items),
+            Some(json!({"key": "node-role.kubernetes.io/control-plane",
+                "operator": "Exists", "effect": "NoSchedule"}))
+        );
+        assert_eq!(
+            toleration_of_taint("dedicated=gpu:NoExecute", &items),
+            Some(
+                json!({"key": "dedicated", "operator": "Equal", "value": "gpu",
+                "effect": "NoExecute"})
+            )
+        );
+        assert_eq!(toleration_of_taint("dedicated=gpu:Sometimes", &items), None);
+        assert_eq!(toleration_of_taint("a b:NoSchedule", &items), None);
     }
 
     #[test]

@@ -99,7 +99,7 @@ pub fn pattern_literals(pattern: &str) -> Vec<String> {
         return Vec::new();
     };
     let mut out: Vec<String> = Vec::new();
-    for branch in whole_value_branches(&ast, false, false) {
+    for branch in whole_value_branches(&ast) {
         for literal in finite_language(branch).unwrap_or_default() {
             if !literal.is_empty() && !out.contains(&literal) {
                 out.push(literal);
@@ -166,28 +166,25 @@ pub const MAX_PATTERN_LITERALS: usize = 32;
 
 /// The alternatives of a pattern, anchors and groups around them removed.
 fn top_branches(ast: &Ast) -> Vec<&Ast> {
-    match ast {
-        Ast::Group(g) => top_branches(&g.ast),
-        Ast::Concat(c) => {
-            let inner: Vec<&Ast> = c
-                .asts
-                .iter()
-                .filter(|a| !matches!(a, Ast::Assertion(_)))
-                .collect();
-            match inner.as_slice() {
-                [only] => top_branches(only),
-                _ => vec![ast],
-            }
-        }
-        Ast::Alternation(a) => a.asts.iter().flat_map(top_branches).collect(),
-        _ => vec![ast],
-    }
+    anchored_branches(ast, false, false)
+        .into_iter()
+        .map(|(branch, _)| branch)
+        .collect()
 }
 
 /// The top-level branches of a pattern that are anchored at both ends (`^…$`), the only ones
 /// whose strings are whole values: a pattern is searched for anywhere in the value, so
 /// `^https?://` spells out a start (`http://` and any text after it), not a value.
-fn whole_value_branches(ast: &Ast, start: bool, end: bool) -> Vec<&Ast> {
+fn whole_value_branches(ast: &Ast) -> Vec<&Ast> {
+    anchored_branches(ast, false, false)
+        .into_iter()
+        .filter_map(|(branch, whole)| whole.then_some(branch))
+        .collect()
+}
+
+/// The alternatives of a pattern, anchors and groups around them removed, each with whether
+/// it is anchored at both ends (`start`, `end`: anchored by what encloses it).
+fn anchored_branches(ast: &Ast, start: bool, end: bool) -> Vec<(&Ast, bool)> {
     let is_start = |a: &Ast| {
         matches!(a, Ast::Assertion(x)
             if matches!(x.kind, AssertionKind::StartLine | AssertionKind::StartText))
@@ -197,7 +194,7 @@ fn whole_value_branches(ast: &Ast, start: bool, end: bool) -> Vec<&Ast> {
             if matches!(x.kind, AssertionKind::EndLine | AssertionKind::EndText))
     };
     match ast {
-        Ast::Group(g) => whole_value_branches(&g.ast, start, end),
+        Ast::Group(g) => anchored_branches(&g.ast, start, end),
         Ast::Concat(c) => {
             let start = start || c.asts.first().is_some_and(is_start);
             let end = end || c.asts.last().is_some_and(is_end);
@@ -207,18 +204,16 @@ fn whole_value_branches(ast: &Ast, start: bool, end: bool) -> Vec<&Ast> {
                 .filter(|a| !matches!(a, Ast::Assertion(_)))
                 .collect();
             match inner.as_slice() {
-                [only] => whole_value_branches(only, start, end),
-                _ if start && end => vec![ast],
-                _ => Vec::new(),
+                [only] => anchored_branches(only, start, end),
+                _ => vec![(ast, start && end)],
             }
         }
         Ast::Alternation(a) => a
             .asts
             .iter()
-            .flat_map(|b| whole_value_branches(b, start, end))
+            .flat_map(|b| anchored_branches(b, start, end))
             .collect(),
-        _ if start && end => vec![ast],
-        _ => Vec::new(),
+        _ => vec![(ast, start && end)],
     }
 }
 

@@ -679,7 +679,10 @@ fn part_cut(
     let at = lower
         .find(&cut.to_ascii_lowercase())
         .filter(|_| !cut.is_empty() && cut.len() < text.len())?;
+    // A change note's new side is the value; its other words are the note.
+    let note_target = stored.and_then(|s| crate::llm::readings::change_note_target(text, s));
     if text_gives_for(text, path).is_some_and(|given| given.eq_ignore_ascii_case(&cut))
+        || note_target == Some(cut.as_str())
         || node.is_some_and(|n| command_argument(text, |a| takes_word(n, a)) == Some(cut.as_str()))
         || crate::llm::readings::names_kind_as_resource(text, &cut)
     {

@@ -3238,6 +3238,7 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
     }
     out.extend(api_version_of_parts(sources, p));
     out.extend(dotted_key(sources, p, value));
+    out.extend(amount_in_named_unit(sources, p, value));
     // Another name for the one absent required field beside it (`schedule` for a cron,
     // `port` for a port's `number`, a CronJob's `jobTemplate` for a Job's spec), when only
     // that field's schema takes the value, and no field of a similar name does.
@@ -3566,6 +3567,66 @@ fn into_the_field_that_declares_them(sources: &Sources, p: &str) -> Option<Resol
         .collect();
     edits.push(Edit::Set(pointer::push(parent, home), value));
     Some(edits)
+}
+
+/// An undeclared key that is a declared field's name and a unit (`timeout-minutes: 20`, a
+/// GitHub Actions key, or `timeoutSeconds: 30`, where `timeout` beside it takes a duration):
+/// the number in that unit, for that field, when it is unset and takes it.
+fn amount_in_named_unit(sources: &Sources, p: &str, value: &Value) -> Option<Resolution> {
+    let (parent, name) = pointer::split_last(p)?;
+    let number = match value {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => s.trim().parse::<f64>().ok()?,
+        _ => return None,
+    };
+    let properties = schema::node_at(sources.schema, parent)?
+        .get("properties")?
+        .as_object()?;
+    let (declared, node, symbol) = properties
+        .iter()
+        .find_map(|(k, node)| Some((k, node, unit_named_by(&name, k)?)))?;
+    let at = pointer::push(parent, declared);
+    let written = Value::from(amount_with_unit(number, symbol));
+    (sources.given.pointer(&at).is_none() && crate::certainty::accepts(node, &written))
+        .then(|| vec![Edit::Remove(p.to_string()), Edit::Set(at, written)])
+}
+
+/// The duration unit the key `key` names after the name of the field `field`
+/// (`timeout-minutes` and `timeout`: `m`; `timeoutSeconds`: `s`), separators and case aside.
+pub(super) fn unit_named_by(key: &str, field: &str) -> Option<&'static str> {
+    const UNITS: [(&str, &str); 11] = [
+        ("milliseconds", "ms"),
+        ("millis", "ms"),
+        ("ms", "ms"),
+        ("seconds", "s"),
+        ("secs", "s"),
+        ("minutes", "m"),
+        ("mins", "m"),
+        ("hours", "h"),
+        ("hrs", "h"),
+        ("days", "d"),
+        ("weeks", "w"),
+    ];
+    let plain = |s: &str| -> String {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_lowercase()
+    };
+    let (key, field) = (plain(key), plain(field));
+    UNITS.iter().find_map(|(word, symbol)| {
+        let named = key.strip_suffix(word)?;
+        (!named.is_empty() && named == field).then_some(*symbol)
+    })
+}
+
+/// `number` written with the unit `symbol`, whole when it is (`20m`, `1.5h`).
+pub(super) fn amount_with_unit(number: f64, symbol: &str) -> String {
+    if number.fract() == 0.0 {
+        format!("{}{symbol}", number as i64)
+    } else {
+        format!("{number}{symbol}")
+    }
 }
 
 /// An undeclared key written as a dotted path of the schema (`portLevelMtls.9200.mode:
@@ -5347,6 +5408,31 @@ mod tests {
         );
         assert_eq!(toleration_of_taint("dedicated=gpu:Sometimes", &items), None);
         assert_eq!(toleration_of_taint("a b:NoSchedule", &items), None);
+    }
+
+    #[test]
+    fn a_key_named_for_a_field_and_a_unit_is_that_fields_amount() {
+        let duration = json!({"type": "string", "pattern": "^([0-9]+(ms|s|m|h))+$"});
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"timeout": duration, "retries": {"type": "integer"}}}}});
+        let given = json!({"spec": {"timeout-minutes": 20}});
+        let sources = sources(&schema, &given);
+        assert_eq!(
+            amount_in_named_unit(&sources, "/spec/timeout-minutes", &json!(20)),
+            Some(vec![
+                Edit::Remove("/spec/timeout-minutes".into()),
+                Edit::Set("/spec/timeout".into(), json!("20m")),
+            ])
+        );
+        // A field that takes no such amount, or a value that is no number: no reading.
+        assert_eq!(
+            amount_in_named_unit(&sources, "/spec/retriesSeconds", &json!(3)),
+            None
+        );
+        assert_eq!(
+            amount_in_named_unit(&sources, "/spec/timeoutSeconds", &json!("soon")),
+            None
+        );
     }
 
     #[test]

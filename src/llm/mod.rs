@@ -752,9 +752,20 @@ impl Judge<'_, '_> {
             let Some(before) = self.given.pointer(e) else {
                 return false;
             };
-            let same_name = pointer::split_last(e).is_some_and(|(_, n)| n == name);
+            let Some((_, was)) = pointer::split_last(e) else {
+                return false;
+            };
+            // Or in the unit its key named (`timeout-minutes: 20` → `timeout: 20m`).
+            let in_named_unit = candidates::unit_named_by(&was, &name).is_some_and(|unit| {
+                before
+                    .as_f64()
+                    .map(|n| candidates::amount_with_unit(n, unit))
+                    == written.as_str().map(str::to_string)
+            });
             candidate.pointer(e).is_none()
-                && ((same_name && before == written) || holds_under_name(before, &name, written))
+                && ((was == name && before == written)
+                    || in_named_unit
+                    || holds_under_name(before, &name, written))
         })
     }
 

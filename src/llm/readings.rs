@@ -94,6 +94,7 @@ pub fn contradiction(
     // one per key or item, not two statements of one value.
     let holds_one_value = !node.is_some_and(|n| matches!(schema::type_of(n), "object" | "array"));
     named_enum_values(node, text, old)
+        .or_else(|| values_per_case(node, text))
         .or_else(|| qualified_value(node, value))
         .or_else(|| {
             holds_one_value
@@ -103,6 +104,7 @@ pub fn contradiction(
         .or_else(|| amount_and_count(node, text, old, description))
         .or_else(|| wrong_direction(text, old))
         .or_else(|| note_against_change(text, old))
+        .or_else(|| earlier_value_asked(text, old))
         .or_else(|| wrong_parity(text))
         .or_else(|| unchanged_but_different(value, old))
 }
@@ -323,6 +325,40 @@ fn note_against_change(text: &str, old: Option<&Value>) -> Option<Contradiction>
     })
 }
 
+/// On UPDATE, a text that asks for a value from before the stored one without stating it
+/// (`"back to what it was before the 45m bump"` over `45m`): neither object holds that value,
+/// and the stored one is what the text undoes, so no value is the reading.
+fn earlier_value_asked(text: &str, old: Option<&Value>) -> Option<Contradiction> {
+    const EARLIER: [&str; 5] = [
+        "what it was",
+        "what it used to be",
+        "previous value",
+        "the old value",
+        "as it was before",
+    ];
+    let old = old?;
+    let lower = text.to_lowercase();
+    let phrase = EARLIER.iter().find(|p| lower.contains(*p))?;
+    let stored = super::evidence::leaf_texts(old);
+    // A value stated beside the words is the value (`"back to what it was: 30m"`).
+    let said_amounts = amounts(text);
+    let stored_number = |n: f64| stored.iter().any(|s| s.parse::<f64>().ok() == Some(n));
+    let states_another = match said_amounts.is_empty() {
+        false => said_amounts
+            .iter()
+            .any(|a| !stored.iter().any(|s| same_amount(&a.said, s))),
+        true => numbers_said(text).iter().any(|n| !stored_number(n.value)),
+    };
+    (!states_another).then(|| Contradiction {
+        first: phrase.to_string(),
+        second: format!(
+            "the value before the stored {} is in neither object",
+            stored.first().map(String::as_str).unwrap_or("one")
+        ),
+        kind: Kind::Direction,
+    })
+}
+
 /// The one new amount or number `text` states and the stored one, `old`, each as written and
 /// as a value to compare: amounts of one dimension (`"increase to 5s"` over `10s`), else plain
 /// numbers (`"scale down to 12"` over 8).
@@ -455,6 +491,57 @@ fn named_enum_values(
             kind: Kind::EnumValues,
         }),
         [] => shared_by_several(text, &allowed).or_else(|| names_none(node?, text, &allowed)),
+        _ => None,
+    }
+}
+
+/// Two allowed values, each in a clause of its own with its condition (`"Manual for minor
+/// upgrades, Automatic for patch releases"`): the field holds one value for every case, so
+/// the text asks for what no value says; on UPDATE too, where one of them is the stored one.
+fn values_per_case(node: Option<&Value>, text: &str) -> Option<Contradiction> {
+    let allowed = node.and_then(schema::enum_values)?;
+    let clauses: Vec<&str> = text
+        .split([',', ';'])
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    if clauses.len() < 2 {
+        return None;
+    }
+    let mut named: Vec<&str> = Vec::new();
+    for clause in clauses {
+        let negated = crate::certainty::negated_words(clause);
+        match named_values(clause, allowed).as_slice() {
+            // A value the clause negates is ruled out, not asked for (`"don't cut off all the
+            // brokers any more, just one"`).
+            [one] if words(clause).len() > 1 && !negated.contains(&one.to_lowercase()) => {
+                if !named.contains(one) {
+                    named.push(one);
+                }
+            }
+            _ => return None,
+        }
+    }
+    // One allowed value that holds them both is what the clauses describe together
+    // (`"resize in place …, otherwise recreate the pod"` is `InPlaceOrRecreate`).
+    let holds_both = |a: &Value| {
+        a.as_str().is_some_and(|a| {
+            let a = a.to_lowercase();
+            named.len() >= 2
+                && named
+                    .iter()
+                    .all(|n| a.contains(&n.to_lowercase()) && a != n.to_lowercase())
+        })
+    };
+    if allowed.iter().any(holds_both) {
+        return None;
+    }
+    match named.as_slice() {
+        [first, second, ..] => Some(Contradiction {
+            first: first.to_string(),
+            second: second.to_string(),
+            kind: Kind::EnumValues,
+        }),
         _ => None,
     }
 }
@@ -790,7 +877,14 @@ pub fn change_note_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
     let first = said.next()?;
     // A value, then words that say when or why (`"5m -> 1m during demo week"`): the value is
     // the new side; a first word that is a plain word is prose (`"-> the new collector"`).
-    let prose_after = said.all(|w| w.chars().all(char::is_alphabetic));
+    // Words, hyphened or ending a clause (`"for the load-test week,"`), and the stored value
+    // named as what comes back later (`"2 -> 4 for the load-test week, back to 2 afterwards"`).
+    let prose_after = said.all(|w| {
+        let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+        w.split('-')
+            .all(|part| part.chars().all(char::is_alphabetic))
+            || w == stored.as_str()
+    });
     let looks_like_value = first.contains(|c: char| !c.is_alphabetic());
     // One amount written in parts (`"100ms -> 1s 500ms (follow-up)"`) is one value too.
     let one_amount = single_amount(&to).filter(|a| *a == to.trim());
@@ -2326,6 +2420,19 @@ mod tests {
             Some("1m")
         );
         assert_eq!(change_note_target("5m -> 1m or 2m", &json!("5m")), None);
+        // Words of the note after it: hyphened, ending a clause, or the stored value named
+        // as what comes back later.
+        assert_eq!(
+            change_note_target(
+                "2 -> 4 for the load-test week, back to 2 afterwards",
+                &json!(2)
+            ),
+            Some("4")
+        );
+        assert_eq!(
+            change_note_target("2 -> 4 for the load-test week, then 6", &json!(2)),
+            None
+        );
         // One amount written in parts.
         assert_eq!(
             change_note_target("100ms -> 1s 500ms (INC-4471 follow-up)", &json!("100ms")),
@@ -2674,6 +2781,16 @@ mod tests {
         let c = contradiction(Some(&node), &json!("double it: 2 -> 3"), Some(&json!(2))).unwrap();
         assert!(c.to_string().contains("\"3\" and \"4\""), "{c}");
         assert!(contradiction(Some(&node), &json!("double it: 2 -> 4"), Some(&json!(2))).is_none());
+        // A value from before the stored one, not stated.
+        let earlier = json!("back to what it was before the 45m bump");
+        let c = contradiction(Some(&string), &earlier, Some(&json!("45m"))).unwrap();
+        assert!(c.to_string().contains("in neither object"), "{c}");
+        let stated = json!("back to what it was: 30m");
+        assert!(contradiction(Some(&string), &stated, Some(&json!("45m"))).is_none());
+        // Two values, each for its own case, on UPDATE too.
+        let policy = json!({"type": "string", "enum": ["Automatic", "Manual"]});
+        let per_case = json!("Manual for minor upgrades, Automatic for patch releases");
+        assert!(contradiction(Some(&policy), &per_case, Some(&json!("Manual"))).is_some());
         let bound = json!("wait up to 5s");
         assert!(contradiction(Some(&string), &bound, Some(&json!("10s"))).is_none());
     }

@@ -458,6 +458,15 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
             options.push(vec![Edit::Set(p.to_string(), Value::Bool(false))]);
         }
     }
+    // `skipDependencyResolution: "dependency resolution back on"`: the words give the state of
+    // what the field is named for skipping; the field is its opposite.
+    if let (Some(text), Some((_, field))) = (v.as_str(), pointer::split_last(p)) {
+        if schema::type_of(node) == "boolean" && super::readings::stated_bool(text).is_none() {
+            if let Some(on) = super::readings::state_of_negated_subject(&field, text) {
+                options.push(vec![Edit::Set(p.to_string(), Value::Bool(!on))]);
+            }
+        }
+    }
     // `true` for a field with one allowed value: a marker that is set (`kraftMetadata: true`
     // where the one value is `shared`).
     if let (Value::Bool(true), Some([only])) = (v, schema::enum_values(node).map(Vec::as_slice)) {

@@ -220,7 +220,8 @@ fn unstated_truths(given: &Value, candidate: &Value) -> Vec<Violation> {
             let stated = super::readings::stated_bool(said).is_some()
                 || !crate::certainty::negated_words(said).is_empty()
                 || names_field
-                || (!written && super::readings::ends_the_state(&field, said));
+                || (!written && super::readings::ends_the_state(&field, said))
+                || super::readings::state_of_negated_subject(&field, said) == Some(!*written);
             (!stated).then(|| {
                 Violation::new(
                     &p,

@@ -1037,6 +1037,40 @@ pub fn ends_the_state(field: &str, text: &str) -> bool {
             .is_some_and(|first| ENDS.contains(&first.to_lowercase().as_str()))
 }
 
+/// The state a text gives the thing a field is named for skipping, ignoring or disabling
+/// (`skipDependencyResolution: "dependency resolution back on - …"`): the text names that
+/// thing (a word of four letters or more of the rest of the field's name) and says it is on
+/// or off, once, not negated. The field is the opposite of that state.
+pub fn state_of_negated_subject(field: &str, text: &str) -> Option<bool> {
+    const NEGATORS: [&str; 5] = ["skip", "ignore", "disable", "omit", "suppress"];
+    const ON: [&str; 3] = ["on", "enabled", "active"];
+    const OFF: [&str; 3] = ["off", "disabled", "inactive"];
+    let name = crate::certainty::words_of_name(field);
+    let at = name.iter().position(|w| NEGATORS.contains(&w.as_str()))?;
+    let subject: Vec<&String> = name
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| *i != at && w.chars().count() >= 4)
+        .map(|(_, w)| w)
+        .collect();
+    let said_text = crate::certainty::without_remarks(text);
+    let said = words(&said_text);
+    if !said.iter().any(|w| subject.iter().any(|s| same_word(s, w))) {
+        return None;
+    }
+    let negated = crate::certainty::negated_words(&said_text);
+    let stated = |list: &[&str]| {
+        said.iter()
+            .any(|w| list.contains(&w.as_str()) && !negated.contains(w))
+    };
+    let mentions = |list: &[&str]| said.iter().any(|w| list.contains(&w.as_str()));
+    match (stated(&ON), stated(&OFF)) {
+        (true, false) if !mentions(&OFF) => Some(true),
+        (false, true) if !mentions(&ON) => Some(false),
+        _ => None,
+    }
+}
+
 /// A count said per item of a list the text gives in brackets (`"3 per zone (eu-west-1a,
 /// eu-west-1b, eu-west-1c)"`, `"one per availability zone (a, b, c)"`): the count times the
 /// items, the total a field counting the whole takes. `None` where the field's `description`
@@ -2736,6 +2770,28 @@ mod tests {
         // Without such a value the qualification is still the user's to settle.
         let node = json!({"type": "string", "enum": ["OnNamespace", "None"]});
         assert!(qualified_value(Some(&node), &text).is_some());
+    }
+
+    #[test]
+    fn the_state_of_what_a_field_is_named_for_skipping_is_its_opposite() {
+        let field = "skipDependencyResolution";
+        let on = "dependency resolution back on - the family provider is in the lock again";
+        assert_eq!(state_of_negated_subject(field, on), Some(true));
+        assert_eq!(
+            state_of_negated_subject("disableMetrics", "metrics off for now"),
+            Some(false)
+        );
+        // Not named, negated, both states, or a field that skips nothing: no reading.
+        assert_eq!(state_of_negated_subject(field, "back on"), None);
+        assert_eq!(
+            state_of_negated_subject(field, "dependency resolution not on yet"),
+            None
+        );
+        assert_eq!(
+            state_of_negated_subject(field, "dependency resolution on, then off"),
+            None
+        );
+        assert_eq!(state_of_negated_subject("dependencyResolution", on), None);
     }
 
     #[test]

@@ -683,3 +683,18 @@ fn an_absence_stated_in_words_keeps_no_digit_of_a_name_but_every_number_of_its_o
     let given = json!({"spec": {"probe": "none until 2 replicas run"}});
     assert_refused(&given, &json!({"spec": {}}), "/spec/probe", "drops 2");
 }
+
+#[test]
+fn the_state_of_what_a_field_is_named_for_skipping_states_its_opposite() {
+    let given = json!({"spec": {"skipDependencyResolution": "dependency resolution back on"}});
+    assert_accepted(
+        &given,
+        &json!({"spec": {"skipDependencyResolution": false}}),
+    );
+    assert_refused(
+        &given,
+        &json!({"spec": {"skipDependencyResolution": true}}),
+        "/spec/skipDependencyResolution",
+        "states no truth value",
+    );
+}

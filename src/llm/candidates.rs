@@ -449,37 +449,46 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
             .or_else(|| v.as_str().and_then(|s| selectors_per_value(s, node)))
             .map(|list| vec![Edit::Set(p.to_string(), list)]),
     );
-    // `paused: "resume - …"`: the word that ends the pause states `false`.
-    if let (Some(text), Some((_, field))) = (v.as_str(), pointer::split_last(p)) {
-        if schema::type_of(node) == "boolean"
-            && super::readings::stated_bool(text).is_none()
-            && super::readings::ends_the_state(&field, text)
-        {
-            options.push(vec![Edit::Set(p.to_string(), Value::Bool(false))]);
-        }
-    }
-    // `skipDependencyResolution: "dependency resolution back on"`: the words give the state of
-    // what the field is named for skipping; the field is its opposite.
-    if let (Some(text), Some((_, field))) = (v.as_str(), pointer::split_last(p)) {
-        if schema::type_of(node) == "boolean" && super::readings::stated_bool(text).is_none() {
-            if let Some(on) = super::readings::state_of_negated_subject(&field, text) {
-                options.push(vec![Edit::Set(p.to_string(), Value::Bool(!on))]);
-            }
-        }
-    }
-    // `true` for a field with one allowed value: a marker that is set (`kraftMetadata: true`
-    // where the one value is `shared`).
+    options.extend(truth_reading(p, v, node).map(|truth| vec![Edit::Set(p.to_string(), truth)]));
+    rewrite_readings(sources, p, v, node, &mut options);
+    options
+}
+
+/// The truth value (or marker) the value `v` at `p` states for a boolean or one-value field in
+/// words the generic readings do not read: the word that ends a pause (`paused: "resume - …"`
+/// is `false`), the state of what the field is named for skipping
+/// (`skipDependencyResolution: "dependency resolution back on"` is `false`), or `true` for a
+/// field with one allowed value (`kraftMetadata: true` where the one value is `shared`).
+fn truth_reading(p: &str, v: &Value, node: &Value) -> Option<Value> {
     if let (Value::Bool(true), Some([only])) = (v, schema::enum_values(node).map(Vec::as_slice)) {
-        options.push(vec![Edit::Set(p.to_string(), only.clone())]);
+        return Some(only.clone());
     }
+    let (text, (_, field)) = (v.as_str()?, pointer::split_last(p)?);
+    if schema::type_of(node) != "boolean" || super::readings::stated_bool(text).is_some() {
+        return None;
+    }
+    if super::readings::ends_the_state(&field, text) {
+        return Some(Value::Bool(false));
+    }
+    super::readings::state_of_negated_subject(&field, text).map(|on| Value::Bool(!on))
+}
+
+/// The value `v` at `p` rewritten from its own text, then from the value of the one flag it
+/// is (`"-l app=checkout,version=v2"`: the flag is syntax), then from the annotation it points
+/// to (`"see ci.acme.io/wasm-sha256"`), each reading not already in `options`.
+fn rewrite_readings(
+    sources: &Sources,
+    p: &str,
+    v: &Value,
+    node: &Value,
+    options: &mut Vec<Resolution>,
+) {
     let old = sources.old_object.and_then(|o| o.pointer(p));
     options.extend(
         rewrites_over(v, node, old)
             .into_iter()
             .map(|v| vec![Edit::Set(p.to_string(), v)]),
     );
-    // A text that is one flag and its value (`"-l app=checkout,version=v2"`, kubectl's
-    // selector flag pasted): the flag is syntax, its value is read.
     if let Some([value]) = v.as_str().and_then(|s| flag_values([s])).as_deref() {
         for read in rewrites_over(&Value::from(*value), node, old) {
             let reading = vec![Edit::Set(p.to_string(), read)];
@@ -488,7 +497,6 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
             }
         }
     }
-    // A value that points to an annotation (`"see ci.acme.io/wasm-sha256"`): read it there.
     let annotation = v
         .as_str()
         .and_then(|s| super::readings::annotation_referred_to(sources.given, s));
@@ -499,7 +507,6 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
                 .map(|v| vec![Edit::Set(p.to_string(), v)]),
         );
     }
-    options
 }
 
 /// A list where one object belongs, beside the unset plural of the field that holds a list of
@@ -754,12 +761,14 @@ fn says_absent(value: &Value, node: Option<&Value>) -> bool {
     // An amount's `"none"` may mean zero or no limit, never "unset" (`timeout: "none - the
     // hook can run for hours"`): a number, or a text that takes amounts and no words.
     let takes = |v: &str| crate::certainty::accepts(node, &Value::from(v));
-    let amount = matches!(schema::type_of(node), "integer" | "number")
-        || (["5m", "5Gi", "5"].iter().any(|a| takes(a)) && !takes("abc"));
+    let amount = || {
+        matches!(schema::type_of(node), "integer" | "number")
+            || (["5m", "5Gi", "5"].iter().any(|a| takes(a)) && !takes("abc"))
+    };
     match schema::type_of(node) {
         "boolean" => false,
         "object" => super::readings::states_absence(&said, !has_switch()),
-        _ => super::readings::states_absence(&said, false) && !amount,
+        _ => super::readings::states_absence(&said, false) && !amount(),
     }
 }
 
@@ -831,26 +840,7 @@ fn enum_options(
         .all(|a| stated_version(&scalar_text(a)).is_some());
     let mut ranked: Vec<(bool, &Value)> = allowed
         .iter()
-        // A number the user states is the number meant: of allowed numbers, only one it
-        // names (`"3.11"` names the major `"3"`) is a reading, never another (`"1.1"` is
-        // neither `"1.2"` nor `"1.3"`).
-        .filter(|a| match stated.filter(|_| versions) {
-            Some(said) => names_version(said, &scalar_text(a)),
-            None => true,
-        })
-        // A name with its version (`OpenMetricsText1.0`): of the values of that name, only
-        // the version it states, written short or long (`OpenMetricsText1.0.0`), never
-        // another one (`OpenMetricsText0.0.1`).
-        .filter(
-            |a| match (versioned_name(&text), a.as_str().and_then(versioned_name)) {
-                (Some((name, said)), Some((other, version)))
-                    if name.eq_ignore_ascii_case(other) =>
-                {
-                    names_version(said, version) || same_version(said, version)
-                }
-                _ => true,
-            },
-        )
+        .filter(|a| of_the_version_stated(&text, stated.filter(|_| versions), a))
         .filter(|a| {
             // Named in full but not a reading: negated, or part of a longer named value.
             !a.as_str()
@@ -877,6 +867,24 @@ fn enum_options(
         .take(MAX_ENUM_OPTIONS)
         .map(|(_, a)| vec![Edit::Set(p.to_string(), a.clone())])
         .collect()
+}
+
+/// Is the allowed value `a` one of the version the user's `text` states, or does the text
+/// state none? A number stated is the number meant: of allowed numbers (`stated`, when every
+/// allowed value is one), only one it names is a reading (`"3.11"` names the major `"3"`,
+/// `"1.1"` is neither `"1.2"` nor `"1.3"`); and a name with its version
+/// (`OpenMetricsText1.0`) is, of the values of that name, only that version written short or
+/// long (`OpenMetricsText1.0.0`), never another one (`OpenMetricsText0.0.1`).
+fn of_the_version_stated(text: &str, stated: Option<&str>, a: &Value) -> bool {
+    if let Some(said) = stated {
+        return names_version(said, &scalar_text(a));
+    }
+    match (versioned_name(text), a.as_str().and_then(versioned_name)) {
+        (Some((name, said)), Some((other, version))) if name.eq_ignore_ascii_case(other) => {
+            names_version(said, version) || same_version(said, version)
+        }
+        _ => true,
+    }
 }
 
 /// `text` without the first occurrence of `part`, letter case aside.
@@ -3256,29 +3264,8 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
             out.push(vec![Edit::Remove(p.to_string()), Edit::Set(to, taken)]);
         }
     }
-    // A wrapper from another API's shape (`authPassword: {secretKeyRef: {name, key}}`, as a
-    // Pod's env var reads a Secret): an undeclared field whose fields are all declared, and
-    // unset, where it stands. Its fields stay, one level up; the wrapper's name is structure,
-    // and so is a chain of wrappers of one field each (`provider: {webhook: {url, …}}`, a
-    // SecretStore's provider block where its generator takes the same fields directly).
-    if let Some((parent, _)) = pointer::split_last(p) {
-        let parent_node = schema::node_at(sources.schema, parent);
-        let fits = |fields: &&Map<String, Value>| {
-            !fields.is_empty()
-                && fields.keys().all(|k| {
-                    parent_node.is_some_and(|n| schema::child(n, k).is_some())
-                        && sources.given.pointer(&pointer::push(parent, k)).is_none()
-                })
-        };
-        if let Some(fields) = wrapped_levels(value).into_iter().find(fits) {
-            let mut unwrap = vec![Edit::Remove(p.to_string())];
-            unwrap.extend(
-                fields
-                    .iter()
-                    .map(|(k, v)| Edit::Set(pointer::push(parent, k), v.clone())),
-            );
-            out.insert(0, unwrap);
-        }
+    if let Some(unwrap) = unwrapped(sources, p, value) {
+        out.insert(0, unwrap);
     }
 
     if out.is_empty() {
@@ -3291,6 +3278,31 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
     }
     out.truncate(MAX_OPTIONS_PER_ERROR);
     out
+}
+
+/// A wrapper from another API's shape (`authPassword: {secretKeyRef: {name, key}}`, as a
+/// Pod's env var reads a Secret): an undeclared field whose fields are all declared, and
+/// unset, where it stands. Its fields stay, one level up; the wrapper's name is structure,
+/// and so is a chain of wrappers of one field each (`provider: {webhook: {url, …}}`, a
+/// SecretStore's provider block where its generator takes the same fields directly).
+fn unwrapped(sources: &Sources, p: &str, value: &Value) -> Option<Resolution> {
+    let (parent, _) = pointer::split_last(p)?;
+    let parent_node = schema::node_at(sources.schema, parent);
+    let fits = |fields: &&Map<String, Value>| {
+        !fields.is_empty()
+            && fields.keys().all(|k| {
+                parent_node.is_some_and(|n| schema::child(n, k).is_some())
+                    && sources.given.pointer(&pointer::push(parent, k)).is_none()
+            })
+    };
+    let fields = wrapped_levels(value).into_iter().find(fits)?;
+    let mut unwrap = vec![Edit::Remove(p.to_string())];
+    unwrap.extend(
+        fields
+            .iter()
+            .map(|(k, v)| Edit::Set(pointer::push(parent, k), v.clone())),
+    );
+    Some(unwrap)
 }
 
 /// The fields a wrapper holds, outermost first: `value`'s own and, while the fields are one
@@ -3603,19 +3615,6 @@ fn amount_in_named_unit(sources: &Sources, p: &str, value: &Value) -> Option<Res
 /// The duration unit the key `key` names after the name of the field `field`
 /// (`timeout-minutes` and `timeout`: `m`; `timeoutSeconds`: `s`), separators and case aside.
 pub(super) fn unit_named_by(key: &str, field: &str) -> Option<&'static str> {
-    const UNITS: [(&str, &str); 11] = [
-        ("milliseconds", "ms"),
-        ("millis", "ms"),
-        ("ms", "ms"),
-        ("seconds", "s"),
-        ("secs", "s"),
-        ("minutes", "m"),
-        ("mins", "m"),
-        ("hours", "h"),
-        ("hrs", "h"),
-        ("days", "d"),
-        ("weeks", "w"),
-    ];
     let plain = |s: &str| -> String {
         s.chars()
             .filter(char::is_ascii_alphanumeric)
@@ -3623,10 +3622,20 @@ pub(super) fn unit_named_by(key: &str, field: &str) -> Option<&'static str> {
             .to_lowercase()
     };
     let (key, field) = (plain(key), plain(field));
-    UNITS.iter().find_map(|(word, symbol)| {
-        let named = key.strip_suffix(word)?;
-        (!named.is_empty() && named == field).then_some(*symbol)
-    })
+    // A unit word, not one letter (`timeouts` is no `timeout` in seconds).
+    let unit = key.strip_prefix(&field).filter(|u| u.len() >= 2)?;
+    let seconds = super::readings::seconds_in_unit(unit)?;
+    [
+        ("ms", 0.001),
+        ("s", 1.0),
+        ("m", 60.0),
+        ("h", 3_600.0),
+        ("d", 86_400.0),
+        ("w", 604_800.0),
+    ]
+    .iter()
+    .find(|(_, scale)| (scale - seconds).abs() < 1e-9)
+    .map(|(symbol, _)| *symbol)
 }
 
 /// `number` written with the unit `symbol`, whole when it is (`20m`, `1.5h`).

@@ -2070,11 +2070,19 @@ const DAY: f64 = 86_400.0;
 
 /// Unit words and symbols, case-sensitive where case changes the meaning (`M` mega, `m`
 /// minutes; durations and quantities as Kubernetes and people write them).
+/// The seconds one of the time unit `word` lasts (`minutes` → 60), for a unit of fixed length.
+pub fn seconds_in_unit(word: &str) -> Option<f64> {
+    match unit(word)? {
+        (Dimension::Time, seconds) if fixed_length(seconds) => Some(seconds),
+        _ => None,
+    }
+}
+
 fn unit(word: &str) -> Option<(Dimension, f64)> {
     use Dimension::{Size, Time};
     let lower = word.to_lowercase();
     let time = match lower.as_str() {
-        "ms" | "msec" | "msecs" | "millisecond" | "milliseconds" => Some(0.001),
+        "ms" | "msec" | "msecs" | "millis" | "millisecond" | "milliseconds" => Some(0.001),
         "s" | "sec" | "secs" | "second" | "seconds" => Some(1.0),
         "min" | "mins" | "minute" | "minutes" => Some(60.0),
         "h" | "hr" | "hrs" | "hour" | "hours" => Some(3_600.0),

@@ -499,6 +499,18 @@ fn negation_lost(
             let value_words = telling_words(s, allowed);
             !value_words.is_empty() && value_words.iter().all(|w| negated.contains(&w.as_str()))
         }
+        // A list of nothing but what the text excludes (`"all namespaces except kube-system"`
+        // → `[kube-system]`).
+        Value::Array(items) => {
+            let all_negated = |item: &Value| {
+                item.as_str().is_some_and(|t| {
+                    let item_words = words_of_name(t);
+                    !item_words.is_empty()
+                        && item_words.iter().all(|w| negated.contains(&w.as_str()))
+                })
+            };
+            !items.is_empty() && items.iter().all(all_negated)
+        }
         _ => false,
     };
     stated.then(|| {
@@ -1828,6 +1840,13 @@ mod tests {
         // Without a negation there is nothing to lose.
         let given = object(json!({"readOnly": "read-only please"}));
         assert!(meaning_kept(&s, &given, &object(json!({"readOnly": true}))).is_empty());
+        // A list of nothing but what the text excludes states the opposite; a list that
+        // keeps something else does not.
+        let given = object(json!({"names": "all namespaces except kube-system"}));
+        let v = meaning_kept(&s, &given, &object(json!({"names": ["kube-system"]})));
+        assert_eq!(v.len(), 1, "{v:?}");
+        let given = object(json!({"names": "prod, not kube-system"}));
+        assert!(meaning_kept(&s, &given, &object(json!({"names": ["prod"]}))).is_empty());
     }
 
     #[test]

@@ -407,7 +407,7 @@ fn named_in_enum<'k>(kinds: &[&'k ErrorKind], value: Option<&Value>) -> Vec<&'k 
         .iter()
         .find_map(|k| match (k, value) {
             (ErrorKind::Enum { allowed }, Some(v)) => {
-                Some(super::readings::named_values(&scalar_text(v), allowed))
+                Some(super::readings::named_now(&scalar_text(v), allowed))
             }
             _ => None,
         })
@@ -444,7 +444,7 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     options.extend(to_plural_sibling(sources, p, v, node));
     options.extend(
         pairs_as_one_item(v, node)
-            .or_else(|| map_as_named_pairs(v, node))
+            .or_else(|| map_as_keyed_items(v, node))
             .or_else(|| map_of_objects_as_list(v, node))
             .or_else(|| v.as_str().and_then(|s| selectors_per_value(s, node)))
             .map(|list| vec![Edit::Set(p.to_string(), list)]),
@@ -1152,6 +1152,18 @@ fn relative_list(text: &str, old: &Value) -> Option<Value> {
     {
         return Some(kept);
     }
+    // A text that starts by taking away (`"drop the autogen rule, the Deployment is fixed
+    // now"`) speaks of the stored list by itself; what it takes away is in its first clause.
+    let takes_away = said
+        .first()
+        .is_some_and(|w| matches!(*w, "drop" | "remove" | "delete"));
+    let first_clause = text.split([',', ';']).next().unwrap_or(text);
+    if let Some(kept) = takes_away
+        .then(|| list_less(&unremarked_words(first_clause), &stored))
+        .flatten()
+    {
+        return Some(kept);
+    }
     let adds_by_itself = said
         .iter()
         .any(|w| matches!(*w, "plus" | "add" | "adding" | "append"));
@@ -1188,13 +1200,35 @@ fn relative_list(text: &str, old: &Value) -> Option<Value> {
 
 /// The stored items less those a word that takes away names (`"the current list minus ping"`,
 /// `"without ping"`, `"drop ping"`): each named item as stored, the words before its remark.
+/// An item is named whole, or by a word that is a part of its name and of no other item's
+/// (`autogen` of `autogen-run-as-non-root` beside `run-as-non-root`).
 fn list_less(said: &[String], stored: &[&str]) -> Option<Value> {
-    const LESS: [&str; 6] = ["minus", "without", "except", "drop", "remove", "removing"];
+    const LESS: [&str; 7] = [
+        "minus", "without", "except", "drop", "remove", "removing", "delete",
+    ];
     let at = said.iter().position(|w| LESS.contains(&w.as_str()))?;
+    let parts = |item: &str| -> Vec<String> {
+        item.split(['-', '_', '.', '/'])
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let part_of_one = |item: &str, w: &str| {
+        w.chars().count() >= 4
+            && parts(item).iter().any(|p| p == w)
+            && stored
+                .iter()
+                .filter(|other| parts(other).iter().any(|p| p == w))
+                .count()
+                == 1
+    };
     let named: Vec<&str> = stored
         .iter()
         .copied()
-        .filter(|item| said[at + 1..].iter().any(|w| w.eq_ignore_ascii_case(item)))
+        .filter(|item| {
+            said[at + 1..]
+                .iter()
+                .any(|w| w.eq_ignore_ascii_case(item) || part_of_one(item, w))
+        })
         .collect();
     if named.is_empty() || named.len() == stored.len() {
         return None;
@@ -1305,11 +1339,25 @@ fn list_readings(s: &str, node: &Value) -> Vec<Value> {
     if let Some(items) = node.get("items") {
         out.extend(requirements(s, items));
         out.extend(toleration_of_taint(s, items).map(|t| Value::from(vec![t])));
+        out.extend(subject_of_username(s, items).map(|t| Value::from(vec![t])));
     }
     if let Some(items) = node.get("items").filter(|i| schema::type_of(i) == "object") {
         out.extend(fields_from_pairs(s, items).map(|item| Value::Array(vec![item])));
     }
+    // (The same flag before every item is read below: its values are the items.)
+    if same_flag_values([s]).is_none() {
+        out.extend(command_arguments(s));
+    }
     let mut lists = list_rewrites(s, node);
+    if let Some(items) = node.get("items") {
+        let kinds: Vec<Value> = lists
+            .iter()
+            .filter_map(|list| kinds_of_kubectl_names(list, items))
+            .collect();
+        for (at, list) in kinds.into_iter().enumerate() {
+            lists.insert(at, list);
+        }
+    }
     // The same flag before every item (`--query=a` and `--query=b` on two lines, a
     // command's arguments pasted): the flag is the syntax, its values are the items.
     let values: Vec<Value> = same_flag_values([s])
@@ -1354,6 +1402,64 @@ fn toleration_of_taint(s: &str, items: &Value) -> Option<Value> {
         }
         None => serde_json::json!({"key": taint, "operator": "Exists", "effect": effect}),
     })
+}
+
+/// A service account's username as the API server writes it
+/// (`"system:serviceaccount:argocd:argocd-application-controller"`) where a subject belongs
+/// (an object that declares `kind`, `name` and `namespace`): that service account, as an RBAC
+/// subject names it.
+fn subject_of_username(s: &str, subject: &Value) -> Option<Value> {
+    let declared = subject.get("properties")?;
+    for field in ["kind", "name", "namespace"] {
+        declared.get(field)?;
+    }
+    let rest = s.trim().strip_prefix("system:serviceaccount:")?;
+    let (namespace, name) = rest.split_once(':')?;
+    let dns = |part: &str| {
+        !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+    };
+    (dns(namespace) && dns(name)).then(
+        || serde_json::json!({"kind": "ServiceAccount", "name": name, "namespace": namespace}),
+    )
+}
+
+/// A command's arguments written as one line (`"--epochs 10 --lr 0.001 --data s3://a/b"`)
+/// where a list belongs: the words a shell would pass, each an item, never a flag and its
+/// value joined into one (a program given `"--epochs 10"` sees one unknown flag). Only text
+/// that is nothing but flags, each followed by at most one value, and no quotes.
+fn command_arguments(s: &str) -> Option<Value> {
+    let is_flag = |w: &str| {
+        let name = w.strip_prefix("--").or_else(|| w.strip_prefix('-'));
+        name.is_some_and(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
+    };
+    let words: Vec<&str> = s.split_whitespace().collect();
+    if words.len() < 2 || !is_flag(words[0]) || s.contains(['"', '\'', '`']) {
+        return None;
+    }
+    if words.windows(2).any(|w| !is_flag(w[0]) && !is_flag(w[1])) {
+        return None;
+    }
+    Some(Value::from(words))
+}
+
+/// A list whose items are kubectl's names of built-in kinds (`deploy`, `sts`,
+/// `statefulsets`) where the items take a kind's name and refuse those: each item's kind.
+fn kinds_of_kubectl_names(list: &Value, items: &Value) -> Option<Value> {
+    let written = list.as_array().filter(|l| !l.is_empty())?;
+    let kinds = written
+        .iter()
+        .map(|item| {
+            let name = item.as_str()?;
+            let (kind, _) = super::readings::built_in_kind(name)?;
+            let kind = Value::from(kind);
+            let refused = !crate::certainty::accepts(items, item);
+            (refused && crate::certainty::accepts(items, &kind)).then_some(kind)
+        })
+        .collect::<Option<Vec<Value>>>()?;
+    Some(Value::Array(kinds))
 }
 
 /// A selector in kubectl's syntax (`"app in (payments-api,ledger),track!=canary"`) where a
@@ -1450,6 +1556,7 @@ fn object_readings(s: &str, node: &Value) -> Vec<Value> {
     out.extend(list_into_property(s, node));
     out.extend(label_selector(s, node));
     out.extend(named_reference(s, node));
+    out.extend(subject_of_username(s, node));
     // Two readings that differ only in the parts' order are offered where nothing else reads
     // the text (`sts/redis-cache` is kubectl's TYPE/NAME, read above).
     let parts = parts_as_fields(s, node);
@@ -1563,7 +1670,16 @@ fn text_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
                 .map(Value::from),
         );
     }
-    out.extend(string_rewrites(s, old));
+    let rewrites = string_rewrites(s, old);
+    // An amount in the notation its field takes: ISO 8601's where the pattern refuses unit
+    // symbols (`"1 min 30 s"` → `PT1M30S` for a Knative delivery timeout).
+    let refused =
+        |spellings: &[Value]| !spellings.iter().any(|v| crate::certainty::accepts(node, v));
+    if node.get("pattern").is_some() && refused(&rewrites) {
+        let amount = super::readings::value_before_comment(s, old);
+        out.extend(super::readings::iso_8601_spelling(amount).map(Value::from));
+    }
+    out.extend(rewrites);
     out
 }
 
@@ -3375,32 +3491,67 @@ fn pairs_as_one_item(value: &Value, node: &Value) -> Option<Value> {
     Some(Value::Array(vec![Value::Object(item)]))
 }
 
-/// A map where a list of `{name, value}` objects belongs (`httpHeaders: {Host: a, X-Probe: b}`
-/// for a probe's list of headers): one item per key, its `name` the key and its `value` the
-/// value, as written. The items must declare those two and nothing else: where an item may
-/// take its value from elsewhere (a container's `env` and its `valueFrom`), a text may be
-/// meant as that reference (`"from secret honeycomb, key api-key"`), so no reading.
-fn map_as_named_pairs(value: &Value, node: &Value) -> Option<Value> {
+/// A map where a list of objects belongs whose items pair a key with a value: one item per key,
+/// the key in the item's key field and the value in its value field, as written. The fields are
+/// the items' `name` and `value` (`httpHeaders: {Host: a, X-Probe: b}` for a probe's headers),
+/// or, where the items require exactly two fields, the one way round in which they take every
+/// key and value (`exceptions: {disallow-capabilities: [adding-capabilities]}` for items of a
+/// `policyName` and a list of `ruleNames`). Where `{name, value}` items declare more (a
+/// container's `env` and its `valueFrom`), a text with blanks may be meant as that reference
+/// (`"from secret honeycomb, key api-key"`): only one-word texts and other scalars are values.
+fn map_as_keyed_items(value: &Value, node: &Value) -> Option<Value> {
     let pairs = value.as_object().filter(|m| !m.is_empty())?;
     let items = node
         .get("items")
         .filter(|_| schema::type_of(node) == "array")?;
     let properties = items.get("properties")?.as_object()?;
-    if properties.len() != 2 {
-        return None;
-    }
-    let (name, value_node) = (properties.get("name")?, properties.get("value")?);
-    if schema::type_of(name) != "string" {
-        return None;
-    }
-    pairs
+    let takes_all = |key_node: &Value, value_node: &Value| {
+        pairs.iter().all(|(k, v)| {
+            crate::certainty::accepts(key_node, &Value::from(k.as_str()))
+                && crate::certainty::accepts(value_node, v)
+        })
+    };
+    let named = match (properties.get("name"), properties.get("value")) {
+        (Some(name), Some(value_node)) if schema::type_of(name) == "string" => {
+            let plain = properties.len() == 2
+                || pairs
+                    .values()
+                    .all(|v| v.as_str().is_none_or(|s| !s.contains(char::is_whitespace)));
+            (plain && takes_all(name, value_node)).then_some(("name", "value"))
+        }
+        _ => None,
+    };
+    let required: Vec<&str> = items
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let (key_field, value_field) = named.or_else(|| {
+        let [a, b] = required.as_slice() else {
+            return None;
+        };
+        let ways: Vec<(&str, &str)> = [(*a, *b), (*b, *a)]
+            .into_iter()
+            .filter(|(k, v)| match (properties.get(*k), properties.get(*v)) {
+                (Some(key_node), Some(value_node)) => takes_all(key_node, value_node),
+                _ => false,
+            })
+            .collect();
+        match ways.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    })?;
+    let list = pairs
         .iter()
         .map(|(k, v)| {
-            crate::certainty::accepts(value_node, v)
-                .then(|| serde_json::json!({"name": k, "value": v}))
+            let mut item = Map::new();
+            item.insert(key_field.to_string(), Value::from(k.as_str()));
+            item.insert(value_field.to_string(), v.clone());
+            Value::Object(item)
         })
-        .collect::<Option<Vec<Value>>>()
-        .map(Value::Array)
+        .collect();
+    Some(Value::Array(list))
 }
 
 /// A map of objects keyed by name where a list of objects belongs (`remoteWrite: {mimir-prod:
@@ -4041,6 +4192,15 @@ mod tests {
             relative_list("the current list minus nothing", &json!(["ping", "push"])),
             None
         );
+        // A text that starts by taking away, naming the item by a part of its name no other
+        // item has; a part two items share names neither.
+        let rules = json!(["run-as-non-root", "autogen-run-as-non-root"]);
+        assert_eq!(
+            relative_list("drop the autogen rule, the Deployment is fixed now", &rules),
+            Some(json!(["run-as-non-root"]))
+        );
+        assert_eq!(relative_list("drop the root rule", &rules), None);
+        assert_eq!(relative_list("keep it, drop nothing", &rules), None);
         // An apostrophe opens no quote.
         assert_eq!(quoted_parts("don't add 'a b' now").0, vec!["a b"]);
         // A verb that adds says so by itself; a quoted part is one item, a remark no item.
@@ -4577,25 +4737,109 @@ mod tests {
     }
 
     #[test]
-    fn a_map_where_named_pairs_belong_is_one_pair_per_key() {
+    fn a_map_where_keyed_items_belong_is_one_item_per_key() {
         let headers = json!({"type": "array", "items": {"type": "object", "properties": {
             "name": {"type": "string"}, "value": {"type": "string"}}}});
         assert_eq!(
-            map_as_named_pairs(&json!({"Host": "a.example", "X-Probe": "istio"}), &headers),
+            map_as_keyed_items(&json!({"Host": "a.example", "X-Probe": "istio"}), &headers),
             Some(json!([{"name": "Host", "value": "a.example"},
                         {"name": "X-Probe", "value": "istio"}]))
         );
         // A value the item's `value` does not take, or items without the pair: no reading.
-        assert_eq!(map_as_named_pairs(&json!({"Host": 3}), &headers), None);
+        assert_eq!(map_as_keyed_items(&json!({"Host": 3}), &headers), None);
         let ports = json!({"type": "array", "items": {"type": "object", "properties": {
             "port": {"type": "integer"}}}});
-        assert_eq!(map_as_named_pairs(&json!({"http": "80"}), &ports), None);
+        assert_eq!(map_as_keyed_items(&json!({"http": "80"}), &ports), None);
         // Items that may take their value from elsewhere: a text may be meant as that.
         let env = json!({"type": "array", "items": {"type": "object", "properties": {
             "name": {"type": "string"}, "value": {"type": "string"},
             "valueFrom": {"type": "object"}}}});
         assert_eq!(
-            map_as_named_pairs(&json!({"KEY": "from secret honeycomb, key api-key"}), &env),
+            map_as_keyed_items(&json!({"KEY": "from secret honeycomb, key api-key"}), &env),
+            None
+        );
+        // A one-word text is a value, not a reference described in words.
+        assert_eq!(
+            map_as_keyed_items(&json!({"environment": "staging"}), &env),
+            Some(json!([{"name": "environment", "value": "staging"}]))
+        );
+        // Two required fields: the one way round that takes every key and value.
+        let exceptions = json!({"type": "array", "items": {"type": "object",
+            "required": ["policyName", "ruleNames"], "properties": {
+            "policyName": {"type": "string"},
+            "ruleNames": {"type": "array", "items": {"type": "string"}}}}});
+        assert_eq!(
+            map_as_keyed_items(
+                &json!({"disallow-capabilities": ["adding-capabilities"]}),
+                &exceptions
+            ),
+            Some(
+                json!([{"policyName": "disallow-capabilities", "ruleNames": ["adding-capabilities"]}])
+            )
+        );
+        // Both ways round take a text: which field is the key is not said.
+        let two_texts = json!({"type": "array", "items": {"type": "object",
+            "required": ["host", "path"], "properties": {
+            "host": {"type": "string"}, "path": {"type": "string"}}}});
+        assert_eq!(
+            map_as_keyed_items(&json!({"a.example": "/b"}), &two_texts),
+            None
+        );
+    }
+
+    #[test]
+    fn a_command_line_is_the_words_a_shell_passes() {
+        assert_eq!(
+            command_arguments("--epochs 10 --lr 0.001 --data s3://acme-ml/train"),
+            Some(json!([
+                "--epochs",
+                "10",
+                "--lr",
+                "0.001",
+                "--data",
+                "s3://acme-ml/train"
+            ]))
+        );
+        assert_eq!(
+            command_arguments("-v --dry-run"),
+            Some(json!(["-v", "--dry-run"]))
+        );
+        // Prose, quotes, or words that are not a flag's value: no reading.
+        assert_eq!(command_arguments("--epochs 10 for the long run"), None);
+        assert_eq!(command_arguments("run --epochs 10"), None);
+        assert_eq!(command_arguments("--msg \"hello world\""), None);
+        assert_eq!(command_arguments("--verbose"), None);
+    }
+
+    #[test]
+    fn a_service_account_username_is_that_subject() {
+        let subject = json!({"type": "object", "properties": {"kind": {"type": "string"},
+            "name": {"type": "string"}, "namespace": {"type": "string"}}});
+        assert_eq!(
+            subject_of_username("system:serviceaccount:argocd:app-controller", &subject),
+            Some(
+                json!({"kind": "ServiceAccount", "name": "app-controller", "namespace": "argocd"})
+            )
+        );
+        assert_eq!(
+            subject_of_username("system:serviceaccount:argocd", &subject),
+            None
+        );
+        assert_eq!(subject_of_username("argocd:app-controller", &subject), None);
+    }
+
+    #[test]
+    fn kubectl_names_of_kinds_are_those_kinds_where_kinds_are_taken() {
+        let kinds = json!({"type": "string", "pattern": "^[A-Z][A-Za-z0-9]*$"});
+        assert_eq!(
+            kinds_of_kubectl_names(&json!(["deploy", "sts"]), &kinds),
+            Some(json!(["Deployment", "StatefulSet"]))
+        );
+        // Items that take the names as written (an RBAC rule's resources): no reading.
+        let resources = json!({"type": "string"});
+        assert_eq!(kinds_of_kubectl_names(&json!(["deploy"]), &resources), None);
+        assert_eq!(
+            kinds_of_kubectl_names(&json!(["deploy", "widgets"]), &kinds),
             None
         );
     }

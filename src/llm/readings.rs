@@ -484,6 +484,15 @@ fn named_enum_values(
     old: Option<&Value>,
 ) -> Option<Contradiction> {
     let allowed = allowed_now(node, old)?;
+    // Where nothing is stored the field holds its default: named as what the field was
+    // (`"github (was generic: …)"`), it is the past, not a second value asked for.
+    let now = without_the_past(text);
+    let default = node.and_then(|n| default_allowed(n, &allowed));
+    let default_was = old.is_none()
+        && default.is_some_and(|d| {
+            named_values(text, &allowed).contains(&d) && !named_values(&now, &allowed).contains(&d)
+        });
+    let text = if default_was { now.as_str() } else { text };
     match named_values(text, &allowed).as_slice() {
         [first, second, ..] => Some(Contradiction {
             first: first.to_string(),
@@ -493,6 +502,69 @@ fn named_enum_values(
         [] => shared_by_several(text, &allowed).or_else(|| names_none(node?, text, &allowed)),
         _ => None,
     }
+}
+
+/// The allowed value a field holds when unset: its `default`, or the one allowed value named
+/// in the clause of its description that says so (`"generic (the default when unset) reads
+/// them from secretRef; aws, azure and github …"`).
+fn default_allowed<'a>(node: &'a Value, allowed: &'a [Value]) -> Option<&'a str> {
+    if let Some(default) = schema::default_value(node).and_then(Value::as_str) {
+        return allowed
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|a| *a == default);
+    }
+    let description = node.get("description").and_then(Value::as_str)?;
+    let mut named = description
+        .split([';', ',', '.'])
+        .filter(|clause| {
+            let lower = clause.to_lowercase();
+            schema::DEFAULT_WORDS.iter().any(|w| lower.contains(w))
+        })
+        .flat_map(|clause| named_values(clause, allowed));
+    let one = named.next()?;
+    named.all(|other| other == one).then_some(one)
+}
+
+/// The allowed values `text` names as what it asks for now: those it names outside what it
+/// says the field was (`"github (was generic)"` names `github`), else all it names.
+pub fn named_now<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
+    let now = named_values(&without_the_past(text), allowed);
+    if now.is_empty() {
+        named_values(text, allowed)
+    } else {
+        now
+    }
+}
+
+/// `text` without what it says the field held before (`"github (was generic: moving off the
+/// token)"` is `"github"`): from `was`, `previously` or `formerly` to the end of that clause or
+/// bracket. The past is no second value asked for.
+fn without_the_past(text: &str) -> String {
+    const PAST: [&str; 3] = ["was", "previously", "formerly"];
+    let mut out = String::with_capacity(text.len());
+    let mut in_past = false;
+    let mut word = String::new();
+    for c in text.chars().chain([' ']) {
+        if c.is_alphanumeric() {
+            word.push(c);
+            continue;
+        }
+        if !word.is_empty() {
+            in_past |= PAST.contains(&word.to_lowercase().as_str());
+            if !in_past {
+                out.push_str(&word);
+            }
+            word.clear();
+        }
+        if matches!(c, ')' | ';' | ']') {
+            in_past = false;
+        }
+        if !in_past {
+            out.push(c);
+        }
+    }
+    out.trim_end().to_string()
 }
 
 /// Two allowed values, each in a clause of its own with its condition (`"Manual for minor
@@ -1152,7 +1224,9 @@ pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
         .collect();
     // The words are letters only; a value whose name holds a number (`io2` beside `io1`,
     // `Windows2022` beside `Windows2019`) is named with its number where the text states one.
-    let digits_said = digit_runs(text);
+    let joined = dotted_versions_joined(text);
+    let mut digits_said = digit_runs(text);
+    digits_said.extend(joined.iter().map(String::as_str));
     let numbers_named = |a: &str| digit_runs(a).iter().all(|d| digits_said.contains(d));
     if named
         .iter()
@@ -1185,6 +1259,16 @@ pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
         }
     }
     chosen.into_iter().map(|(a, _)| a).collect()
+}
+
+/// The dotted versions of `text` with their dots dropped, as names write them (`"TLS 1.3"`
+/// → `13`, for `TLS13`).
+fn dotted_versions_joined(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .map(|t| t.trim_matches('.'))
+        .filter(|t| t.contains('.') && t.split('.').all(|p| !p.is_empty()))
+        .map(|t| t.replace('.', ""))
+        .collect()
 }
 
 /// The runs of digits in `text` (`"Windows2022"` → `2022`, `"TLS 1.2"` → `1`, `2`).
@@ -1758,7 +1842,27 @@ const INFLECTIONS: [&str; 16] = [
 /// an inflection on both sides: `weekday` is not `weekly`.
 fn same_word(a: &str, b: &str) -> bool {
     let longer = a.chars().count().max(b.chars().count());
-    a == b || shared_stem(a, b).is_some_and(|shared| shared + 3 >= longer)
+    a == b
+        || shared_stem(a, b).is_some_and(|shared| shared + 3 >= longer)
+        || doubled_before_ending(a, b)
+        || doubled_before_ending(b, a)
+}
+
+/// A short word and its form with its last consonant doubled before an ending (`run` and
+/// `running`, `set` and `setting`), which [`shared_stem`]'s four letters leave out.
+fn doubled_before_ending(short: &str, long: &str) -> bool {
+    let Some(rest) = long.strip_prefix(short) else {
+        return false;
+    };
+    let Some(last) = short.chars().last() else {
+        return false;
+    };
+    let consonant = last.is_ascii_alphabetic() && !"aeiouwxy".contains(last);
+    short.chars().count() == 3
+        && consonant
+        && rest
+            .strip_prefix(last)
+            .is_some_and(|ending| matches!(ending, "ing" | "ed" | "er" | "ers"))
 }
 
 /// The number of letters two words share at their start, when it is four or more and what
@@ -1818,9 +1922,18 @@ pub fn single_amount(text: &str) -> Option<String> {
 
 /// Do `a` and `b` each state one amount, the same one (`"90 days"` and `"2160h"`)?
 pub fn same_amount(a: &str, b: &str) -> bool {
-    match (amounts(a).as_slice(), amounts(b).as_slice()) {
-        ([x], [y]) => x.equals(y),
+    // Cores said in words against a CPU quantity (`"half a core"` and `500m`, whose `m` is
+    // milli, not minutes, where cores are counted).
+    let cores_as_quantity = |said: &[Amount], written: &str| match said {
+        [x] if x.dimension == Dimension::Cpu => {
+            cpu_quantity(written).is_some_and(|q| (q - x.value).abs() < 1e-9 * x.value.max(1.0))
+        }
         _ => false,
+    };
+    let (found_a, found_b) = (amounts(a), amounts(b));
+    match (found_a.as_slice(), found_b.as_slice()) {
+        ([x], [y]) if x.equals(y) => true,
+        _ => cores_as_quantity(&found_a, b) || cores_as_quantity(&found_b, a),
     }
 }
 
@@ -1854,22 +1967,9 @@ pub fn states_an_amount(text: &str) -> bool {
 /// (`20G`; `4Ti`, `4096Gi`). Only whole amounts, durations of fixed-length units (a month has
 /// no length in days), and only when the amount is the text's only number; at most four.
 pub fn amount_spellings(text: &str) -> Vec<String> {
-    let found = amounts(text);
-    let [amount] = found.as_slice() else {
+    let Some(amount) = the_one_amount(text) else {
         return Vec::new();
     };
-    // Another number beside the amount (`two or three days`): the amount is not all it says.
-    let numbers = text
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
-        .filter(|t| {
-            t.starts_with(|c: char| c.is_ascii_digit())
-                || (!matches!(t.to_lowercase().as_str(), "a" | "an") && number_word(t).is_some())
-        })
-        .count();
-    // (`a`/`an` are not counted: `an hour` is an amount of one number or of none.)
-    if numbers > amount.numbers {
-        return Vec::new();
-    }
     let mut out: Vec<String> = Vec::new();
     let whole = |n: f64| n.fract() == 0.0 && (1.0..1e12).contains(&n);
     match amount.dimension {
@@ -1929,9 +2029,93 @@ pub fn amount_spellings(text: &str) -> Vec<String> {
                 }
             }
         }
+        Dimension::Cpu => out.extend(cpu_spellings(amount.value)),
     }
     out.truncate(4);
     out
+}
+
+/// The one duration `text` states (as [`amount_spellings`] reads it) in ISO 8601's notation,
+/// the one some fields take instead of unit symbols (`"1 min 30 s"` → `PT1M30S`, `"500
+/// milliseconds"` → `PT0.5S`); days as days, never months or years, whose length varies.
+pub fn iso_8601_spelling(text: &str) -> Option<String> {
+    let amount = the_one_amount(text).filter(|a| a.dimension == Dimension::Time && a.fixed)?;
+    let millis = (amount.value * 1000.0).round();
+    if !(1.0..1e15).contains(&millis) {
+        return None;
+    }
+    let days = (millis / (DAY * 1000.0)).floor();
+    let mut rest = millis - days * DAY * 1000.0;
+    let mut time = String::new();
+    for (symbol, scale) in [("H", 3_600_000.0), ("M", 60_000.0)] {
+        let n = (rest / scale).floor();
+        if n >= 1.0 {
+            time.push_str(&format!("{n}{symbol}"));
+            rest -= n * scale;
+        }
+    }
+    if rest > 0.0 {
+        time.push_str(&format!("{}S", rest / 1000.0));
+    }
+    let date = if days >= 1.0 {
+        format!("{days}D")
+    } else {
+        String::new()
+    };
+    let time = if time.is_empty() {
+        time
+    } else {
+        format!("T{time}")
+    };
+    Some(format!("P{date}{time}"))
+}
+
+/// The one amount `text` states, when it is all its numbers say (`two or three days` is not
+/// `three days`).
+fn the_one_amount(text: &str) -> Option<Amount> {
+    let found = amounts(text);
+    let [amount] = found.as_slice() else {
+        return None;
+    };
+    let amount = amount.clone();
+    // Another number beside the amount (`two or three days`): the amount is not all it says.
+    let numbers = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+        .filter(|t| {
+            t.starts_with(|c: char| c.is_ascii_digit())
+                || (!matches!(t.to_lowercase().as_str(), "a" | "an") && number_word(t).is_some())
+        })
+        .count();
+    // (`a`/`an` are not counted: `an hour` is an amount of one number or of none.)
+    (numbers <= amount.numbers).then_some(amount)
+}
+
+/// Cores as Kubernetes writes a CPU quantity: in millicores (`500m`) and, for a whole number
+/// of cores, that number (`2`) first.
+fn cpu_spellings(cores: f64) -> Vec<String> {
+    let millis = cores * 1000.0;
+    let mut out = Vec::new();
+    if cores.fract() == 0.0 && (1.0..1e6).contains(&cores) {
+        out.push(format!("{cores}"));
+    }
+    if millis.fract().abs() < 1e-9 && (1.0..1e9).contains(&millis) {
+        out.push(format!("{}m", millis.round()));
+    }
+    out
+}
+
+/// A CPU quantity as Kubernetes writes one, in cores: `500m` is 0.5, `0.5` and `2` as written.
+fn cpu_quantity(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let (digits, scale) = match text.strip_suffix('m') {
+        Some(digits) => (digits, 0.001),
+        None => (text, 1.0),
+    };
+    let plain = !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit() || c == '.');
+    plain
+        .then(|| digits.parse::<f64>().ok())
+        .flatten()
+        .map(|n| n * scale)
 }
 
 /// The one amount `text` states (`"5 minutes"`), counted in the unit a number field counts in,
@@ -2037,6 +2221,8 @@ fn per_time_unit(text: &str) -> Option<f64> {
 enum Dimension {
     Time,
     Size,
+    /// Processor time as Kubernetes counts it, in cores.
+    Cpu,
 }
 
 /// An amount written in the text: `14d`, `30 days`, `one month`, `512 MiB`.
@@ -2079,8 +2265,16 @@ pub fn seconds_in_unit(word: &str) -> Option<f64> {
 }
 
 fn unit(word: &str) -> Option<(Dimension, f64)> {
-    use Dimension::{Size, Time};
+    use Dimension::{Cpu, Size, Time};
     let lower = word.to_lowercase();
+    let cpu = match lower.as_str() {
+        "core" | "cores" | "cpu" | "cpus" | "vcpu" | "vcpus" => Some(1.0),
+        "millicore" | "millicores" | "millicpu" | "millicpus" => Some(0.001),
+        _ => None,
+    };
+    if let Some(cores) = cpu {
+        return Some((Cpu, cores));
+    }
     let time = match lower.as_str() {
         "ms" | "msec" | "msecs" | "millis" | "millisecond" | "milliseconds" => Some(0.001),
         "s" | "sec" | "secs" | "second" | "seconds" => Some(1.0),
@@ -2183,7 +2377,7 @@ fn iso_duration(token: &str) -> Option<f64> {
     }
     match glued_parts(&format!("{date}{time}").to_lowercase())? {
         (Dimension::Time, seconds) => Some(seconds),
-        (Dimension::Size, _) => None,
+        _ => None,
     }
 }
 
@@ -2280,7 +2474,7 @@ fn amounts(text: &str) -> Vec<Amount> {
                 value: n * scale,
                 numbers: 1,
                 number: n,
-                fixed: dimension == Dimension::Size || fixed_length(scale),
+                fixed: dimension != Dimension::Time || fixed_length(scale),
             }),
         }
         previous = Some((i + used, scale, dimension));
@@ -3075,6 +3269,18 @@ mod tests {
             contradiction(Some(&policy_node()), &value, Some(&json!("SelfCertified"))),
             None
         );
+        // Nothing stored: the default is what the field held.
+        let with_default = json!({"type": "string", "enum": ["generic", "github"],
+            "default": "generic"});
+        let value = json!("github (was generic: moving to the app)");
+        assert_eq!(contradiction(Some(&with_default), &value, None), None);
+        let described = json!({"type": "string", "enum": ["generic", "github"],
+            "description": "generic (the default when unset) reads them; github asks the app."});
+        let value = json!("github (was generic: moving to the app)");
+        assert_eq!(contradiction(Some(&described), &value, None), None);
+        let value = json!("github (was azure)");
+        let without = json!({"type": "string", "enum": ["azure", "github"]});
+        assert!(contradiction(Some(&without), &value, None).is_some());
     }
 
     #[test]
@@ -3325,6 +3531,34 @@ mod tests {
         assert_eq!(amount_spellings("90 days"), ["2160h", "90d"]);
         assert_eq!(amount_spellings("90 minutes"), ["1h30m", "90m", "5400s"]);
         assert_eq!(amount_spellings("512 MiB"), ["512Mi"]);
+        assert_eq!(
+            without_the_past("github (was generic: moving off the token) now"),
+            "github () now"
+        );
+        assert_eq!(without_the_past("Retain; previously Delete"), "Retain;");
+        let tls = [json!("TLS10"), json!("TLS12"), json!("TLS13")];
+        assert_eq!(named_values("TLS 1.3 from now on", &tls), ["TLS13"]);
+        assert!(same_word("run", "running") && same_word("setting", "set"));
+        assert!(!same_word("run", "runner-up") && !same_word("sea", "seaing"));
+        // Cores, as a CPU quantity counts them.
+        assert_eq!(amount_spellings("half a core"), ["500m"]);
+        assert_eq!(amount_spellings("2 cores"), ["2", "2000m"]);
+        assert!(same_amount("half a core", "500m"));
+        assert!(same_amount("0.5", "half a core"));
+        assert!(!same_amount("half a core", "5m"));
+        assert!(!same_amount("2 cores", "2m"));
+        // A duration in ISO 8601's notation, for the fields that take only that.
+        assert_eq!(iso_8601_spelling("1 min 30 s").as_deref(), Some("PT1M30S"));
+        assert_eq!(
+            iso_8601_spelling("500 milliseconds").as_deref(),
+            Some("PT0.5S")
+        );
+        assert_eq!(
+            iso_8601_spelling("2 days and 3 hours").as_deref(),
+            Some("P2DT3H")
+        );
+        assert_eq!(iso_8601_spelling("6 months"), None);
+        assert_eq!(iso_8601_spelling("two or three days"), None);
         assert_eq!(
             amount_spellings("2 min (the export endpoint is slow)"),
             ["2m", "120s"]

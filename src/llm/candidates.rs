@@ -445,7 +445,7 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     options.extend(
         pairs_as_one_item(v, node)
             .or_else(|| map_as_keyed_items(v, node))
-            .or_else(|| map_of_objects_as_list(v, node))
+            .or_else(|| map_of_objects_as_list(v, node, p))
             .or_else(|| v.as_str().and_then(|s| selectors_per_value(s, node)))
             .map(|list| vec![Edit::Set(p.to_string(), list)]),
     );
@@ -469,6 +469,10 @@ fn truth_reading(p: &str, v: &Value, node: &Value) -> Option<Value> {
     }
     if super::readings::ends_the_state(&field, text) {
         return Some(Value::Bool(false));
+    }
+    let description = node.get("description").and_then(Value::as_str);
+    if description.is_some_and(|d| super::readings::stops_what_is_negated(d, text)) {
+        return Some(Value::Bool(true));
     }
     super::readings::state_of_negated_subject(&field, text).map(|on| Value::Bool(!on))
 }
@@ -497,10 +501,29 @@ fn rewrite_readings(
             }
         }
     }
+    // A value that says it is another field's is read there (`"same as the request"`).
+    if let Some(referred) = v
+        .as_str()
+        .and_then(|s| super::readings::field_referred_to(sources.given, p, s))
+    {
+        let as_written = crate::certainty::accepts(node, referred).then(|| referred.clone());
+        for read in as_written
+            .into_iter()
+            .chain(rewrites_over(referred, node, None))
+        {
+            let reading = vec![Edit::Set(p.to_string(), read)];
+            if !options.contains(&reading) {
+                options.push(reading);
+            }
+        }
+    }
     let annotation = v
         .as_str()
         .and_then(|s| super::readings::annotation_referred_to(sources.given, s));
     if let Some(annotation) = annotation {
+        // Of an annotation that says an amount per item, what it says of this one.
+        let about_item = super::readings::clause_naming_item(sources.given, p, annotation);
+        let annotation = about_item.as_deref().unwrap_or(annotation);
         options.extend(
             rewrites_over(&Value::from(annotation), node, old)
                 .into_iter()
@@ -1550,6 +1573,7 @@ fn object_readings(s: &str, node: &Value) -> Vec<Value> {
     out.extend(fields_from_pairs(s, node));
     out.extend(counted_object(s, node));
     out.extend(flags_object(s, node));
+    out.extend(flags_map(s, node));
     out.extend(pair_object(s, node));
     out.extend(label_map(s, node));
     out.extend(free_map_pairs(s, node));
@@ -2882,6 +2906,41 @@ fn flags_object(text: &str, node: &Value) -> Option<Value> {
     (!object.is_empty()).then_some(Value::Object(object))
 }
 
+/// A command line's flags where a free map of texts belongs (`rayStartParams: "--num-cpus=0
+/// --dashboard-host=0.0.0.0"`): each flag's name without its dashes, as written, is a key, its
+/// value the text. Only text that is nothing but long flags, each with its value
+/// ([`command_arguments`]); one flag alone is syntax around its value ([`flag_values`]).
+fn flags_map(text: &str, node: &Value) -> Option<Value> {
+    if node.get("properties").is_some() {
+        return None;
+    }
+    let values = node.get("additionalProperties").filter(|a| a.is_object())?;
+    if flag_values([text]).is_some() {
+        return None;
+    }
+    let words = command_arguments(text)?;
+    let words: Vec<&str> = words.as_array()?.iter().filter_map(Value::as_str).collect();
+    let mut map = Map::new();
+    let mut i = 0;
+    while i < words.len() {
+        // A long flag names a parameter; a short one (`-l`) is an option's abbreviation.
+        let flag = words[i].strip_prefix("--")?;
+        let (name, value) = match flag.split_once('=') {
+            Some((name, value)) => (name, value),
+            None => {
+                i += 1;
+                (flag, *words.get(i)?)
+            }
+        };
+        if name.is_empty() || value.starts_with('-') || map.contains_key(name) {
+            return None;
+        }
+        map.insert(name.to_string(), typed_part(value, values)?);
+        i += 1;
+    }
+    Some(Value::Object(map))
+}
+
 /// The one of `properties` that the flag `flag` names, when exactly one does.
 fn named_by_flag<'a>(
     flag: &str,
@@ -3505,10 +3564,20 @@ fn map_as_keyed_items(value: &Value, node: &Value) -> Option<Value> {
         .get("items")
         .filter(|_| schema::type_of(node) == "array")?;
     let properties = items.get("properties")?.as_object()?;
+    // A whole number or a truth value where text belongs is that text, as a rule repair
+    // writes it (an env var's `4096`).
+    let taken = |value_node: &Value, v: &Value| {
+        if crate::certainty::accepts(value_node, v) {
+            return Some(v.clone());
+        }
+        crate::repair::coerce::coerce(v, schema::type_of(value_node))
+            .filter(|_| v.is_number() || v.is_boolean())
+            .filter(|c| crate::certainty::accepts(value_node, c))
+    };
     let takes_all = |key_node: &Value, value_node: &Value| {
         pairs.iter().all(|(k, v)| {
             crate::certainty::accepts(key_node, &Value::from(k.as_str()))
-                && crate::certainty::accepts(value_node, v)
+                && taken(value_node, v).is_some()
         })
     };
     let named = match (properties.get("name"), properties.get("value")) {
@@ -3542,32 +3611,33 @@ fn map_as_keyed_items(value: &Value, node: &Value) -> Option<Value> {
             _ => None,
         }
     })?;
+    let value_node = properties.get(value_field)?;
     let list = pairs
         .iter()
         .map(|(k, v)| {
             let mut item = Map::new();
             item.insert(key_field.to_string(), Value::from(k.as_str()));
-            item.insert(value_field.to_string(), v.clone());
-            Value::Object(item)
+            item.insert(value_field.to_string(), taken(value_node, v)?);
+            Some(Value::Object(item))
         })
-        .collect();
+        .collect::<Option<Vec<Value>>>()?;
     Some(Value::Array(list))
 }
 
 /// A map of objects keyed by name where a list of objects belongs (`remoteWrite: {mimir-prod:
 /// {url, …}, grafana-cloud: {url, …}}`, as Helm values key their entries): one item per key,
-/// each object as written, the key as its `name` where the items declare one and the object
-/// has none; where they declare none, the key is a label of the user's values file, and the
-/// items are the objects alone (a proposal: the keys are dropped).
-fn map_of_objects_as_list(value: &Value, node: &Value) -> Option<Value> {
+/// each object as written, the key as the item's name where the items declare one and the
+/// object has none; where they declare none, the key is a label of the user's values file, and
+/// the items are the objects alone (a proposal: the keys are dropped). The items' name is
+/// their `name`, or the one field named for what the list at `p` holds (`groupName` in
+/// `workerGroupSpecs`).
+fn map_of_objects_as_list(value: &Value, node: &Value, p: &str) -> Option<Value> {
     let entries = value.as_object().filter(|m| !m.is_empty())?;
     let items = node
         .get("items")
         .filter(|_| schema::type_of(node) == "array")?;
     let properties = items.get("properties")?.as_object()?;
-    let named = properties
-        .get("name")
-        .is_some_and(|n| schema::type_of(n) == "string");
+    let name_field = item_name_field(properties, p);
     entries
         .iter()
         .map(|(key, entry)| {
@@ -3576,13 +3646,37 @@ fn map_of_objects_as_list(value: &Value, node: &Value) -> Option<Value> {
             if object.is_empty() || !object.keys().all(|k| properties.contains_key(k)) {
                 return None;
             }
-            if named && !object.contains_key("name") {
-                object.insert("name".into(), Value::from(key.as_str()));
+            if let Some(name) = name_field.filter(|n| !object.contains_key(*n)) {
+                object.insert(name.to_string(), Value::from(key.as_str()));
             }
             Some(Value::Object(object))
         })
         .collect::<Option<Vec<Value>>>()
         .map(Value::Array)
+}
+
+/// The field that names an item of the list at `p`: `name`, else the one text field named
+/// `…Name` for a word of the list's own name (`groupName` of `workerGroupSpecs`).
+fn item_name_field<'a>(properties: &'a Map<String, Value>, p: &str) -> Option<&'a str> {
+    let text = |k: &str| {
+        properties
+            .get(k)
+            .is_some_and(|n| schema::type_of(n) == "string")
+    };
+    if text("name") {
+        return properties.get_key_value("name").map(|(k, _)| k.as_str());
+    }
+    let (_, list) = pointer::split_last(p)?;
+    let list_words = crate::certainty::words_of_name(&list);
+    let mut named = properties.keys().filter(|k| {
+        let words = crate::certainty::words_of_name(k);
+        text(k)
+            && words.len() == 2
+            && words[1] == "name"
+            && list_words.iter().any(|w| w == &words[0])
+    });
+    let one = named.next()?;
+    named.next().is_none().then_some(one.as_str())
 }
 
 /// A set-based selector in kubectl's syntax (`"kubernetes.io/metadata.name in (prod,
@@ -4746,7 +4840,7 @@ mod tests {
                         {"name": "X-Probe", "value": "istio"}]))
         );
         // A value the item's `value` does not take, or items without the pair: no reading.
-        assert_eq!(map_as_keyed_items(&json!({"Host": 3}), &headers), None);
+        assert_eq!(map_as_keyed_items(&json!({"Host": 1.5}), &headers), None);
         let ports = json!({"type": "array", "items": {"type": "object", "properties": {
             "port": {"type": "integer"}}}});
         assert_eq!(map_as_keyed_items(&json!({"http": "80"}), &ports), None);
@@ -4757,6 +4851,11 @@ mod tests {
         assert_eq!(
             map_as_keyed_items(&json!({"KEY": "from secret honeycomb, key api-key"}), &env),
             None
+        );
+        // A whole number where text belongs is that text.
+        assert_eq!(
+            map_as_keyed_items(&json!({"QUEUE_SIZE": 4096}), &env),
+            Some(json!([{"name": "QUEUE_SIZE", "value": "4096"}]))
         );
         // A one-word text is a value, not a reference described in words.
         assert_eq!(
@@ -4809,6 +4908,19 @@ mod tests {
         assert_eq!(command_arguments("run --epochs 10"), None);
         assert_eq!(command_arguments("--msg \"hello world\""), None);
         assert_eq!(command_arguments("--verbose"), None);
+    }
+
+    #[test]
+    fn flags_where_a_map_of_texts_belongs_are_its_keys() {
+        let params = json!({"type": "object", "additionalProperties": {"type": "string"}});
+        assert_eq!(
+            flags_map("--num-cpus=0 --dashboard-host 0.0.0.0", &params),
+            Some(json!({"num-cpus": "0", "dashboard-host": "0.0.0.0"}))
+        );
+        // A flag without its value, or prose: no reading.
+        assert_eq!(flags_map("--num-cpus=0 --block", &params), None);
+        assert_eq!(flags_map("start with --num-cpus=0", &params), None);
+        assert_eq!(flags_map("-l app=checkout,version=v2", &params), None);
     }
 
     #[test]
@@ -5710,18 +5822,36 @@ mod tests {
         let named = item(json!({"name": {"type": "string"}}));
         let map = json!({"mimir": {"url": "a"}, "cloud": {"url": "b"}});
         assert_eq!(
-            map_of_objects_as_list(&map, &named),
+            map_of_objects_as_list(&map, &named, "/spec/remoteWrite"),
             Some(json!([{"url": "b", "name": "cloud"}, {"url": "a", "name": "mimir"}]))
         );
         // No name field: the keys are the values file's labels, the items the objects.
         assert_eq!(
-            map_of_objects_as_list(&map, &item(json!({}))),
+            map_of_objects_as_list(&map, &item(json!({})), "/spec/remoteWrite"),
             Some(json!([{"url": "b"}, {"url": "a"}]))
         );
         // A field the items do not declare, or a value that is no object: no reading.
         let odd = json!({"mimir": {"url": "a", "shards": 2}});
-        assert_eq!(map_of_objects_as_list(&odd, &named), None);
-        assert_eq!(map_of_objects_as_list(&json!({"a": "b"}), &named), None);
+        assert_eq!(
+            map_of_objects_as_list(&odd, &named, "/spec/remoteWrite"),
+            None
+        );
+        assert_eq!(
+            map_of_objects_as_list(&json!({"a": "b"}), &named, "/spec/remoteWrite"),
+            None
+        );
+        // The items' name field, named for what the list holds.
+        let groups = json!({"type": "array", "items": {"type": "object", "properties": {
+            "groupName": {"type": "string"}, "replicas": {"type": "integer"},
+            "serviceName": {"type": "string"}}}});
+        assert_eq!(
+            map_of_objects_as_list(
+                &json!({"cpu": {"replicas": 2}}),
+                &groups,
+                "/spec/workerGroupSpecs"
+            ),
+            Some(json!([{"groupName": "cpu", "replicas": 2}]))
+        );
     }
 
     #[test]

@@ -358,10 +358,16 @@ fn invented(
     };
     let replaced = replaced_scalar(given, &leaf.pointer);
     // The text of an annotation the user's value points to is what they said there.
-    let annotation = replaced
-        .and_then(Value::as_str)
-        .and_then(|s| super::readings::annotation_referred_to(given, s))
-        .map(Value::from);
+    // So is the value of the field it says it is the same as (`"same as the request"`).
+    // Of an annotation that says an amount per item, what it says of this one.
+    let annotation = replaced.and_then(Value::as_str).and_then(|s| {
+        super::readings::annotation_referred_to(given, s)
+            .map(|a| {
+                super::readings::clause_naming_item(given, &leaf.pointer, a)
+                    .map_or_else(|| Value::from(a), Value::from)
+            })
+            .or_else(|| super::readings::field_referred_to(given, &leaf.pointer, s).cloned())
+    });
     match amount_said(
         leaf,
         schema,

@@ -976,6 +976,99 @@ pub fn change_note_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
     names_stored.then_some(to)
 }
 
+/// The value of the field a text at `p` says it is the same as (`limits.memory: "same as the
+/// request"` → the value of `requests.memory`): `same as` and a field's name (its words, in any
+/// form), that field beside `p` or beside one of `p`'s parents at the same place below it, and
+/// a scalar there. Only one such field; the words after the name are a remark.
+pub fn field_referred_to<'v>(object: &'v Value, p: &str, text: &str) -> Option<&'v Value> {
+    let lower = text.trim().to_lowercase();
+    let rest = lower.strip_prefix("same as ")?;
+    let rest = rest
+        .strip_prefix("the ")
+        .or_else(|| rest.strip_prefix("its "))
+        .unwrap_or(rest);
+    let named = rest
+        .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+        .next()
+        .filter(|w| w.chars().count() >= 3)?;
+    let tokens = crate::pointer::tokens(p);
+    let mut found: Vec<&Value> = Vec::new();
+    // The field itself, then each parent in turn, is replaced by a sibling of that name.
+    for depth in (1..=tokens.len()).rev().take(4) {
+        let parent: String = tokens[..depth - 1]
+            .iter()
+            .fold(String::new(), |at, t| crate::pointer::push(&at, t));
+        let below = &tokens[depth..];
+        let Some(siblings) = object.pointer(&parent).and_then(Value::as_object) else {
+            continue;
+        };
+        for (key, _) in siblings.iter().filter(|(k, _)| **k != tokens[depth - 1]) {
+            let same_name = words(key).iter().any(|w| same_word(w, named)) && words(key).len() == 1;
+            if !same_name {
+                continue;
+            }
+            let at = below
+                .iter()
+                .fold(crate::pointer::push(&parent, key), |at, t| {
+                    crate::pointer::push(&at, t)
+                });
+            if let Some(v) = object
+                .pointer(&at)
+                .filter(|v| !v.is_object() && !v.is_array())
+            {
+                found.push(v);
+            }
+        }
+        if !found.is_empty() {
+            break;
+        }
+    }
+    match found.as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
+/// Of a text that states an amount per item (`"CPU workers are released after 10 minutes idle;
+/// GPU workers after an hour and a half"`), the one clause that names the list item `p` is in
+/// (by every word of its `name`, or of its one `…Name` field: `gpu-workers`) and states one
+/// amount. `None` where the text states one amount or none, or no clause, or two, name it.
+pub fn clause_naming_item(object: &Value, p: &str, text: &str) -> Option<String> {
+    if amounts(text).len() < 2 {
+        return None;
+    }
+    let tokens = crate::pointer::tokens(p);
+    let at = tokens.iter().rposition(|t| t.parse::<usize>().is_ok())?;
+    let item_at = tokens[..=at]
+        .iter()
+        .fold(String::new(), |at, t| crate::pointer::push(&at, t));
+    let item = object.pointer(&item_at)?.as_object()?;
+    let mut names = item.iter().filter(|(k, v)| {
+        v.is_string()
+            && crate::certainty::words_of_name(k)
+                .last()
+                .is_some_and(|w| w == "name")
+    });
+    let (_, name) = names.next()?;
+    if names.next().is_some() {
+        return None;
+    }
+    let name_words = crate::certainty::words_of_name(name.as_str()?);
+    let mut found = text
+        .split([';', '.', '\n'])
+        .map(str::trim)
+        .filter(|clause| {
+            let said = words(clause);
+            amounts(clause).len() == 1
+                && !name_words.is_empty()
+                && name_words
+                    .iter()
+                    .all(|n| said.iter().any(|w| same_word(w, n)))
+        });
+    let one = found.next()?;
+    found.next().is_none().then(|| one.to_string())
+}
+
 /// The object's annotations with text values, crfix's own and kubectl's last-applied copy
 /// aside: what the user wrote about the object.
 pub fn user_annotations(object: &Value) -> Vec<(&String, &str)> {
@@ -1107,6 +1200,34 @@ pub fn ends_the_state(field: &str, text: &str) -> bool {
             .split(|c: char| !c.is_alphabetic())
             .find(|w| !w.is_empty())
             .is_some_and(|first| ENDS.contains(&first.to_lowercase().as_str()))
+}
+
+/// `true` for a boolean whose description says that true stops something (`"When true the
+/// operator stops syncing the dashboard"`) where the text negates that thing (`"don't sync
+/// until the Loki 3 migration is done"`): what the field does is what the user asks.
+pub fn stops_what_is_negated(description: &str, text: &str) -> bool {
+    const STOPS: [&str; 7] = [
+        "stops", "stop", "disables", "pauses", "suspends", "halts", "skips",
+    ];
+    let sentence = description
+        .split(". ")
+        .find(|s| s.to_lowercase().contains("true"));
+    let Some(sentence) = sentence else {
+        return false;
+    };
+    let said = words(sentence);
+    let stopped: Vec<&String> = said
+        .windows(2)
+        .filter(|pair| STOPS.contains(&pair[0].as_str()) && pair[1].chars().count() >= 4)
+        .map(|pair| &pair[1])
+        .collect();
+    let [stopped] = stopped.as_slice() else {
+        return false;
+    };
+    stated_bool(text).is_none()
+        && crate::certainty::negated_words(text)
+            .iter()
+            .any(|w| same_stem(w, stopped))
 }
 
 /// The state a text gives the thing a field is named for skipping, ignoring or disabling
@@ -1573,7 +1694,10 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
         // by 2Gi"`, `"another 2Gi"`).
         (Some(signed), _) => signed,
         (None, Some((n, unit))) => (Change::Plus(n), unit),
-        (None, None) if said.iter().any(|w| REFERS_TO_STORED.contains(&w.as_str())) => {
+        (None, None)
+            if said.iter().any(|w| REFERS_TO_STORED.contains(&w.as_str()))
+                || counted_comparative(&said) =>
+        {
             (stated_change(&said)?, String::new())
         }
         (None, None) => return None,
@@ -1660,6 +1784,15 @@ fn stated_difference(said: &[String]) -> Option<(f64, String)> {
     });
     let first = found.next()?;
     found.next().is_none().then_some(first)
+}
+
+/// A count with a comparative (`"add two more workers"`, `"3 fewer"`): more or fewer than
+/// what there is, the stored value (`than` is read as referring to it already).
+fn counted_comparative(said: &[String]) -> bool {
+    let count = |w: &str| w.parse::<f64>().is_ok() || number_word(w).is_some_and(|_| w != "a");
+    said.windows(2).any(|pair| {
+        count(&pair[0]) && matches!(pair[1].as_str(), "more" | "fewer" | "extra" | "additional")
+    })
 }
 
 /// Does one of `said` (lower-case words) refer to the stored value (`before`, `current`)?
@@ -2704,6 +2837,41 @@ mod tests {
         );
         // Two annotations and no key named: which one is not certain.
         assert_eq!(annotation_referred_to(&object, "see annotation"), None);
+        let groups = json!({"spec": {"groups": [{"groupName": "cpu-workers"},
+            {"groupName": "gpu-workers", "idle": "see the annotation"}]}});
+        let policy = "CPU workers are released after 10 minutes idle; GPU workers after an hour \
+            and a half, because reloading the weights takes that long.";
+        assert_eq!(
+            clause_naming_item(&groups, "/spec/groups/1/idle", policy).as_deref(),
+            Some("GPU workers after an hour and a half, because reloading the weights takes that long")
+        );
+        assert_eq!(
+            clause_naming_item(&groups, "/spec/groups/1/idle", "an hour"),
+            None
+        );
+        let resources = json!({"spec": {"resources": {"requests": {"memory": "512 MiB"},
+            "limits": {"memory": "same as the request", "cpu": "same as the limit"}}}});
+        assert_eq!(
+            field_referred_to(
+                &resources,
+                "/spec/resources/limits/memory",
+                "same as the request"
+            ),
+            Some(&json!("512 MiB"))
+        );
+        // No field of that name holds a value at the same place.
+        assert_eq!(
+            field_referred_to(
+                &resources,
+                "/spec/resources/limits/cpu",
+                "same as the requests"
+            ),
+            None
+        );
+        assert_eq!(
+            field_referred_to(&resources, "/spec/resources/limits/memory", "the request"),
+            None
+        );
         assert_eq!(annotation_referred_to(&object, "see ci.acme.io/wasm"), None);
         let one = json!({"metadata": {"annotations": {
             "charts.acme.io/vendor-terms": "one download every hour and a half",
@@ -3019,6 +3187,11 @@ mod tests {
         assert_eq!(
             relative_amount("double it, or add 5 more", &json!(10)),
             None
+        );
+        // A count with a comparative says more than what there is, unless it says than what.
+        assert_eq!(
+            relative_amount("add two more workers for tonight's backfill", &json!(3)),
+            Some(json!(5))
         );
         // No stored value, or no direction: nothing to contradict.
         assert!(contradiction(Some(&node), &json!("scale down to 12"), None).is_none());
@@ -3539,6 +3712,20 @@ mod tests {
         let tls = [json!("TLS10"), json!("TLS12"), json!("TLS13")];
         assert_eq!(named_values("TLS 1.3 from now on", &tls), ["TLS13"]);
         assert!(same_word("run", "running") && same_word("setting", "set"));
+        let suspend =
+            "When true the operator stops syncing the dashboard and ignores changes to it.";
+        assert!(stops_what_is_negated(
+            suspend,
+            "don't sync until the migration is done"
+        ));
+        assert!(!stops_what_is_negated(
+            suspend,
+            "sync again, the migration is done"
+        ));
+        assert!(!stops_what_is_negated(
+            "Stops syncing when set.",
+            "don't sync"
+        ));
         assert!(!same_word("run", "runner-up") && !same_word("sea", "seaing"));
         // Cores, as a CPU quantity counts them.
         assert_eq!(amount_spellings("half a core"), ["500m"]);

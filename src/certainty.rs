@@ -1327,6 +1327,42 @@ fn unvouched_parts(schema: &Value, path: &str, before: &Value, after: &Value) ->
     })
 }
 
+/// A structure the user wrote (`before`, an object or a list) reshaped so that a part of it
+/// lands in a field below `path` that takes any value (no type, or one that keeps unknown
+/// fields and declares none): the schema confirms nothing about where it belongs
+/// (`{name: redisPassword, value: {secretKeyRef: …}}` where the items declare `secretKeyRef`
+/// beside a `value` that takes anything), so only the user can say. The first such field,
+/// named. (A document parsed from a string keeps its own structure: not this check's.)
+fn structure_in_untyped(
+    schema: &Value,
+    path: &str,
+    before: &Value,
+    after: &Value,
+) -> Option<String> {
+    if !(before.is_object() || before.is_array()) {
+        return None;
+    }
+    let mut found = None;
+    each_node(path, after, 0, &mut |at, part| {
+        if found.is_some() || at == path || !(part.is_object() || part.is_array()) {
+            return;
+        }
+        let Some(node) = schema::node_at(schema, at) else {
+            return;
+        };
+        let takes_anything = (schema::type_of(node).is_empty() && !schema::is_int_or_string(node))
+            || (schema::preserves_unknown(node) && node.get("properties").is_none());
+        if takes_anything {
+            found = Some(at.to_string());
+        }
+    });
+    found.map(|at| {
+        format!(
+            "{at}: a structure of yours put into a field that takes any value, so where it belongs is yours to say"
+        )
+    })
+}
+
 /// One name-like token: a name, a `namespace/name`, a host, a URL, an address (letters and
 /// digits, with `-` `_` `.` `/` `:` `@` inside). Text made only of such tokens and separators
 /// divides in one way, whatever the field takes; a part that holds a blank, a quote, a bracket,
@@ -1439,6 +1475,9 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
                         return Err(why);
                     }
                     if let Some(why) = unvouched_parts(schema, &path, old, value) {
+                        return Err(why);
+                    }
+                    if let Some(why) = structure_in_untyped(schema, &path, old, value) {
                         return Err(why);
                     }
                     if let Some(why) = chosen_over_negation(schema, &path, old, value) {
@@ -1847,6 +1886,27 @@ mod tests {
         assert_eq!(v.len(), 1, "{v:?}");
         let given = object(json!({"names": "prod, not kube-system"}));
         assert!(meaning_kept(&s, &given, &object(json!({"names": ["prod"]}))).is_empty());
+    }
+
+    #[test]
+    fn a_structure_put_into_a_field_that_takes_anything_is_not_certain() {
+        let s = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "metadata": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"},
+                "value": {"x-kubernetes-preserve-unknown-fields": true},
+                "secretKeyRef": {"type": "object", "properties": {
+                    "name": {"type": "string"}, "key": {"type": "string"}}}}}}}}}});
+        let given =
+            object(json!({"metadata": {"pw": {"secretKeyRef": {"name": "r", "key": "k"}}}}));
+        let into_value = object(json!({"metadata": [
+            {"name": "pw", "value": {"secretKeyRef": {"name": "r", "key": "k"}}}]}));
+        let why = lossless(&s, &given, &into_value).unwrap_err();
+        assert!(why.contains("/spec/metadata/0/value"), "{why}");
+        // Into the declared field beside it, the schema says where it goes.
+        let beside = object(json!({"metadata": [
+            {"name": "pw", "secretKeyRef": {"name": "r", "key": "k"}}]}));
+        let why = lossless(&s, &given, &beside).err().unwrap_or_default();
+        assert!(!why.contains("takes any value"), "{why}");
     }
 
     #[test]

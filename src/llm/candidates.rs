@@ -1688,6 +1688,9 @@ fn text_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
     if node.get("pattern").is_some() || node.get("x-kubernetes-validations").is_some() {
         out.extend(super::cron::cron_in_words(s).map(Value::from));
+        // A time of day in the clock notation the field's syntax takes (`"6:30pm"` →
+        // `18:30:00`).
+        out.extend(super::cron::clock_spellings(s).into_iter().map(Value::from));
         out.extend(
             old.and_then(Value::as_str)
                 .and_then(|stored| super::cron::moved_time(s, stored))
@@ -3557,7 +3560,10 @@ fn pairs_as_one_item(value: &Value, node: &Value) -> Option<Value> {
 /// key and value (`exceptions: {disallow-capabilities: [adding-capabilities]}` for items of a
 /// `policyName` and a list of `ruleNames`). Where `{name, value}` items declare more (a
 /// container's `env` and its `valueFrom`), a text with blanks may be meant as that reference
-/// (`"from secret honeycomb, key api-key"`): only one-word texts and other scalars are values.
+/// (`"from secret honeycomb, key api-key"`): only one-word texts and other scalars are values,
+/// and an object whose every key is another field of the item is those fields
+/// (`redisPassword: {secretKeyRef: {…}}` is `{name: redisPassword, secretKeyRef: {…}}`, never
+/// a `value` that holds the reference); any other object makes no reading.
 fn map_as_keyed_items(value: &Value, node: &Value) -> Option<Value> {
     let pairs = value.as_object().filter(|m| !m.is_empty())?;
     let items = node
@@ -3574,54 +3580,63 @@ fn map_as_keyed_items(value: &Value, node: &Value) -> Option<Value> {
             .filter(|_| v.is_number() || v.is_boolean())
             .filter(|c| crate::certainty::accepts(value_node, c))
     };
-    let takes_all = |key_node: &Value, value_node: &Value| {
-        pairs.iter().all(|(k, v)| {
-            crate::certainty::accepts(key_node, &Value::from(k.as_str()))
-                && taken(value_node, v).is_some()
-        })
-    };
-    let named = match (properties.get("name"), properties.get("value")) {
-        (Some(name), Some(value_node)) if schema::type_of(name) == "string" => {
-            let plain = properties.len() == 2
-                || pairs
-                    .values()
-                    .all(|v| v.as_str().is_none_or(|s| !s.contains(char::is_whitespace)));
-            (plain && takes_all(name, value_node)).then_some(("name", "value"))
+    // The item the entry `k: v` makes with these key and value fields.
+    let item_of = |key_field: &str, value_field: &str, k: &str, v: &Value| -> Option<Value> {
+        let key_node = properties.get(key_field)?;
+        let value_node = properties.get(value_field)?;
+        if !crate::certainty::accepts(key_node, &Value::from(k)) {
+            return None;
         }
-        _ => None,
+        let mut item = Map::new();
+        item.insert(key_field.to_string(), Value::from(k));
+        let paired = properties.len() == 2;
+        match v {
+            Value::Object(fields) if !paired => {
+                let others = !fields.is_empty()
+                    && fields
+                        .keys()
+                        .all(|f| f != key_field && f != value_field && properties.contains_key(f));
+                if !others {
+                    return None;
+                }
+                item.extend(fields.clone());
+            }
+            Value::Array(_) if !paired && key_field == "name" => return None,
+            Value::String(text) if !paired && text.contains(char::is_whitespace) => return None,
+            _ => {
+                item.insert(value_field.to_string(), taken(value_node, v)?);
+            }
+        }
+        Some(Value::Object(item))
     };
+    let list_with = |key_field: &str, value_field: &str| {
+        pairs
+            .iter()
+            .map(|(k, v)| item_of(key_field, value_field, k, v))
+            .collect::<Option<Vec<Value>>>()
+    };
+    let named = properties
+        .get("name")
+        .filter(|n| schema::type_of(n) == "string" && properties.contains_key("value"))
+        .and_then(|_| list_with("name", "value"));
+    if let Some(list) = named {
+        return Some(Value::Array(list));
+    }
     let required: Vec<&str> = items
         .get("required")
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let (key_field, value_field) = named.or_else(|| {
-        let [a, b] = required.as_slice() else {
-            return None;
-        };
-        let ways: Vec<(&str, &str)> = [(*a, *b), (*b, *a)]
-            .into_iter()
-            .filter(|(k, v)| match (properties.get(*k), properties.get(*v)) {
-                (Some(key_node), Some(value_node)) => takes_all(key_node, value_node),
-                _ => false,
-            })
-            .collect();
-        match ways.as_slice() {
-            [one] => Some(*one),
-            _ => None,
-        }
-    })?;
-    let value_node = properties.get(value_field)?;
-    let list = pairs
-        .iter()
-        .map(|(k, v)| {
-            let mut item = Map::new();
-            item.insert(key_field.to_string(), Value::from(k.as_str()));
-            item.insert(value_field.to_string(), taken(value_node, v)?);
-            Some(Value::Object(item))
-        })
-        .collect::<Option<Vec<Value>>>()?;
-    Some(Value::Array(list))
+    let [a, b] = required.as_slice() else {
+        return None;
+    };
+    let mut ways = [(*a, *b), (*b, *a)]
+        .into_iter()
+        .filter_map(|(k, v)| list_with(k, v));
+    match (ways.next(), ways.next()) {
+        (Some(list), None) => Some(Value::Array(list)),
+        _ => None,
+    }
 }
 
 /// A map of objects keyed by name where a list of objects belongs (`remoteWrite: {mimir-prod:
@@ -4856,6 +4871,26 @@ mod tests {
         assert_eq!(
             map_as_keyed_items(&json!({"QUEUE_SIZE": 4096}), &env),
             Some(json!([{"name": "QUEUE_SIZE", "value": "4096"}]))
+        );
+        // An object whose keys are the item's other fields is those fields, never a value
+        // that holds them; any other object is no reading where the items declare more.
+        let dapr = json!({"type": "array", "items": {"type": "object", "properties": {
+            "name": {"type": "string"}, "value": {"x-kubernetes-preserve-unknown-fields": true},
+            "secretKeyRef": {"type": "object", "properties": {
+                "name": {"type": "string"}, "key": {"type": "string"}}}}}});
+        let secret = json!({"secretKeyRef": {"name": "redis", "key": "redis-password"}});
+        assert_eq!(
+            map_as_keyed_items(
+                &json!({"redisHost": "redis:6379", "redisPassword": secret}),
+                &dapr
+            ),
+            Some(json!([{"name": "redisHost", "value": "redis:6379"},
+                        {"name": "redisPassword",
+                         "secretKeyRef": {"name": "redis", "key": "redis-password"}}]))
+        );
+        assert_eq!(
+            map_as_keyed_items(&json!({"redisPassword": {"from": "vault"}}), &dapr),
+            None
         );
         // A one-word text is a value, not a reference described in words.
         assert_eq!(

@@ -154,6 +154,28 @@ fn day_number(token: &str) -> Option<u8> {
         .map(|(_, n)| *n)
 }
 
+/// The one time of day `text` states (`"8am"`, `"6:30pm"`, `"noon"`), as a 24-hour clock writes
+/// it: with seconds (`08:00:00`), then without (`08:00`), for a field whose pattern takes one.
+pub fn clock_spellings(text: &str) -> Vec<String> {
+    let lower = text.to_lowercase();
+    match time_of_day(&tokens(&lower)) {
+        Some((h, m)) => vec![format!("{h:02}:{m:02}:00"), format!("{h:02}:{m:02}")],
+        None => Vec::new(),
+    }
+}
+
+/// Is `written`, a 24-hour clock (`08:00:00`, `18:30`), the time of day `said` states?
+pub fn same_time_of_day(said: &str, written: &str) -> bool {
+    let clock = written
+        .strip_suffix(":00")
+        .filter(|c| c.len() >= 4)
+        .unwrap_or(written);
+    let Some((hour, minute, _)) = clock_time(clock) else {
+        return false;
+    };
+    written.contains(':') && time_of_day(&tokens(&said.to_lowercase())) == Some((hour, minute))
+}
+
 /// The one time of day the text states, on a 24-hour clock.
 fn time_of_day(tokens: &[&str]) -> Option<(u8, u8)> {
     let mut found: Option<(u8, u8, bool)> = None;
@@ -258,6 +280,17 @@ fn twelve_hour(hour: u8, pm: bool) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_of_day_is_written_as_a_24_hour_clock() {
+        assert_eq!(clock_spellings("8am"), ["08:00:00", "08:00"]);
+        assert_eq!(clock_spellings("6:30pm")[0], "18:30:00");
+        assert!(clock_spellings("6:30").is_empty());
+        assert!(same_time_of_day("6:30pm", "18:30:00"));
+        assert!(same_time_of_day("8am", "08:00"));
+        assert!(!same_time_of_day("8am", "20:00:00"));
+        assert!(!same_time_of_day("8am", "8"));
+    }
 
     #[test]
     fn a_cron_that_only_steps_is_an_interval() {

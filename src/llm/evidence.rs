@@ -476,6 +476,7 @@ fn amount_against(
         || super::readings::names_built_in_kind(&said, &leaf.text)
         || relative_to_old(v, old_object, &leaf.pointer, &leaf.text)
         || states_schedule(&said, &leaf.text)
+        || super::cron::same_time_of_day(&said, &leaf.text)
     {
         return Some(Ok(()));
     }
@@ -591,12 +592,14 @@ fn dropped(
 
 /// Is `written` the user's `leaf` said another way: a URL's host where a host belongs, a
 /// command line's flag (the rest is syntax), the same amount in another unit or scale, the
-/// schedule the words state, the stored time moved, a change of the stored value?
+/// schedule or the time of day the words state, the stored time moved, a change of the stored
+/// value?
 fn restated(leaf: &Leaf, schema: &Value, old_object: Option<&Value>, written: &str) -> bool {
     let said = Value::from(leaf.text.as_str());
     crate::certainty::text_gives_for(&leaf.text, &leaf.pointer) == Some(written)
         || same_amount_said(schema, &leaf.pointer, old_object, &leaf.text, written)
         || states_schedule(&leaf.text, written)
+        || super::cron::same_time_of_day(&leaf.text, written)
         || old_text(old_object, &leaf.pointer).is_some_and(|stored| {
             super::cron::moved_time(&leaf.text, &stored).as_deref() == Some(written)
         })

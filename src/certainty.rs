@@ -1352,7 +1352,10 @@ fn structure_in_untyped(
         };
         let takes_anything = (schema::type_of(node).is_empty() && !schema::is_int_or_string(node))
             || (schema::preserves_unknown(node) && node.get("properties").is_none());
-        if takes_anything {
+        // Where the user's own structure held it under the same name, the placement is theirs
+        // (an entry of a map moved whole into a list keeps its `patch.value`).
+        let field = pointer::split_last(at).map(|(_, f)| f).unwrap_or_default();
+        if takes_anything && !held_under(before, &field, part, 0) {
             found = Some(at.to_string());
         }
     });
@@ -1361,6 +1364,25 @@ fn structure_in_untyped(
             "{at}: a structure of yours put into a field that takes any value, so where it belongs is yours to say"
         )
     })
+}
+
+/// Does `v` hold `part` under the key `field`, at any depth?
+fn held_under(v: &Value, field: &str, part: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    match v {
+        Value::Object(map) => {
+            map.get(field) == Some(part)
+                || map
+                    .values()
+                    .any(|child| held_under(child, field, part, depth + 1))
+        }
+        Value::Array(items) => items
+            .iter()
+            .any(|item| held_under(item, field, part, depth + 1)),
+        _ => false,
+    }
 }
 
 /// One name-like token: a name, a `namespace/name`, a host, a URL, an address (letters and
@@ -1906,6 +1928,11 @@ mod tests {
         let beside = object(json!({"metadata": [
             {"name": "pw", "secretKeyRef": {"name": "r", "key": "k"}}]}));
         let why = lossless(&s, &given, &beside).err().unwrap_or_default();
+        assert!(!why.contains("takes any value"), "{why}");
+        // A structure the user had under that name already keeps its placement.
+        let given = object(json!({"metadata": {"pw": {"value": {"a": 1}}}}));
+        let moved_whole = object(json!({"metadata": [{"name": "pw", "value": {"a": 1}}]}));
+        let why = lossless(&s, &given, &moved_whole).err().unwrap_or_default();
         assert!(!why.contains("takes any value"), "{why}");
     }
 

@@ -2911,7 +2911,7 @@ fn flags_object(text: &str, node: &Value) -> Option<Value> {
 
 /// A command line's flags where a free map of texts belongs (`rayStartParams: "--num-cpus=0
 /// --dashboard-host=0.0.0.0"`): each flag's name without its dashes, as written, is a key, its
-/// value the text. Only text that is nothing but long flags, each with its value
+/// value the text. Only text that is nothing but long flags, each with its value after `=`
 /// ([`command_arguments`]); one flag alone is syntax around its value ([`flag_values`]).
 fn flags_map(text: &str, node: &Value) -> Option<Value> {
     if node.get("properties").is_some() {
@@ -2921,25 +2921,16 @@ fn flags_map(text: &str, node: &Value) -> Option<Value> {
     if flag_values([text]).is_some() {
         return None;
     }
-    let words = command_arguments(text)?;
-    let words: Vec<&str> = words.as_array()?.iter().filter_map(Value::as_str).collect();
+    command_arguments(text)?;
     let mut map = Map::new();
-    let mut i = 0;
-    while i < words.len() {
-        // A long flag names a parameter; a short one (`-l`) is an option's abbreviation.
-        let flag = words[i].strip_prefix("--")?;
-        let (name, value) = match flag.split_once('=') {
-            Some((name, value)) => (name, value),
-            None => {
-                i += 1;
-                (flag, *words.get(i)?)
-            }
-        };
+    for word in text.split_whitespace() {
+        // A long flag names a parameter; a short one (`-l`) is an option's abbreviation. Its
+        // value is glued with `=`: `--verbose start` may be a switch and an argument.
+        let (name, value) = word.strip_prefix("--")?.split_once('=')?;
         if name.is_empty() || value.starts_with('-') || map.contains_key(name) {
             return None;
         }
         map.insert(name.to_string(), typed_part(value, values)?);
-        i += 1;
     }
     Some(Value::Object(map))
 }
@@ -4949,9 +4940,11 @@ mod tests {
     fn flags_where_a_map_of_texts_belongs_are_its_keys() {
         let params = json!({"type": "object", "additionalProperties": {"type": "string"}});
         assert_eq!(
-            flags_map("--num-cpus=0 --dashboard-host 0.0.0.0", &params),
+            flags_map("--num-cpus=0 --dashboard-host=0.0.0.0", &params),
             Some(json!({"num-cpus": "0", "dashboard-host": "0.0.0.0"}))
         );
+        // A value after a blank may be an argument after a switch.
+        assert_eq!(flags_map("--num-cpus=0 --verbose start", &params), None);
         // A flag without its value, or prose: no reading.
         assert_eq!(flags_map("--num-cpus=0 --block", &params), None);
         assert_eq!(flags_map("start with --num-cpus=0", &params), None);

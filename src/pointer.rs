@@ -32,6 +32,13 @@ pub fn tokens(pointer: &str) -> Vec<String> {
         .collect()
 }
 
+/// The pointer of these unescaped tokens (`["spec", "a/b"]` → `/spec/a~1b`).
+pub fn from_tokens<S: AsRef<str>>(tokens: &[S]) -> String {
+    tokens
+        .iter()
+        .fold(String::new(), |at, t| push(&at, t.as_ref()))
+}
+
 /// Parent pointer and last token; `None` for the root.
 pub fn split_last(pointer: &str) -> Option<(&str, String)> {
     let idx = pointer.rfind('/')?;

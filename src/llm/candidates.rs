@@ -3661,28 +3661,14 @@ fn map_of_objects_as_list(value: &Value, node: &Value, p: &str) -> Option<Value>
         .map(Value::Array)
 }
 
-/// The field that names an item of the list at `p`: `name`, else the one text field named
-/// `…Name` for a word of the list's own name (`groupName` of `workerGroupSpecs`).
+/// The text field that names an item of the list at `p` ([`readings::item_name_key`]).
 fn item_name_field<'a>(properties: &'a Map<String, Value>, p: &str) -> Option<&'a str> {
-    let text = |k: &str| {
-        properties
-            .get(k)
-            .is_some_and(|n| schema::type_of(n) == "string")
-    };
-    if text("name") {
-        return properties.get_key_value("name").map(|(k, _)| k.as_str());
-    }
     let (_, list) = pointer::split_last(p)?;
-    let list_words = crate::certainty::words_of_name(&list);
-    let mut named = properties.keys().filter(|k| {
-        let words = crate::certainty::words_of_name(k);
-        text(k)
-            && words.len() == 2
-            && words[1] == "name"
-            && list_words.iter().any(|w| w == &words[0])
-    });
-    let one = named.next()?;
-    named.next().is_none().then_some(one.as_str())
+    let texts = properties
+        .iter()
+        .filter(|(_, n)| schema::type_of(n) == "string")
+        .map(|(k, _)| k);
+    super::readings::item_name_key(texts, &list)
 }
 
 /// A set-based selector in kubectl's syntax (`"kubernetes.io/metadata.name in (prod,

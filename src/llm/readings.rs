@@ -995,23 +995,16 @@ pub fn field_referred_to<'v>(object: &'v Value, p: &str, text: &str) -> Option<&
     let mut found: Vec<&Value> = Vec::new();
     // The field itself, then each parent in turn, is replaced by a sibling of that name.
     for depth in (1..=tokens.len()).rev().take(4) {
-        let parent: String = tokens[..depth - 1]
-            .iter()
-            .fold(String::new(), |at, t| crate::pointer::push(&at, t));
+        let parent = crate::pointer::from_tokens(&tokens[..depth - 1]);
         let below = &tokens[depth..];
         let Some(siblings) = object.pointer(&parent).and_then(Value::as_object) else {
             continue;
         };
         for (key, _) in siblings.iter().filter(|(k, _)| **k != tokens[depth - 1]) {
-            let same_name = words(key).iter().any(|w| same_word(w, named)) && words(key).len() == 1;
-            if !same_name {
+            if !matches!(words(key).as_slice(), [w] if same_word(w, named)) {
                 continue;
             }
-            let at = below
-                .iter()
-                .fold(crate::pointer::push(&parent, key), |at, t| {
-                    crate::pointer::push(&at, t)
-                });
+            let at = crate::pointer::push(&parent, key) + &crate::pointer::from_tokens(below);
             if let Some(v) = object
                 .pointer(&at)
                 .filter(|v| !v.is_object() && !v.is_array())
@@ -1029,6 +1022,23 @@ pub fn field_referred_to<'v>(object: &'v Value, p: &str, text: &str) -> Option<&
     }
 }
 
+/// Of the text fields `keys` of an item of the list named `list`, the one that names the item:
+/// `name`, else the one `…Name` named for a word of the list's own name, in any form
+/// (`groupName` of `workerGroupSpecs` or of `groups`).
+pub fn item_name_key<'k>(keys: impl Iterator<Item = &'k String>, list: &str) -> Option<&'k str> {
+    let keys: Vec<&String> = keys.collect();
+    if let Some(name) = keys.iter().find(|k| k.as_str() == "name") {
+        return Some(name.as_str());
+    }
+    let list_words = crate::certainty::words_of_name(list);
+    let mut named = keys.into_iter().filter(|k| {
+        let words = crate::certainty::words_of_name(k);
+        words.len() == 2 && words[1] == "name" && list_words.iter().any(|w| same_word(w, &words[0]))
+    });
+    let one = named.next()?;
+    named.next().is_none().then_some(one.as_str())
+}
+
 /// Of a text that states an amount per item (`"CPU workers are released after 10 minutes idle;
 /// GPU workers after an hour and a half"`), the one clause that names the list item `p` is in
 /// (by every word of its `name`, or of its one `…Name` field: `gpu-workers`) and states one
@@ -1039,20 +1049,12 @@ pub fn clause_naming_item(object: &Value, p: &str, text: &str) -> Option<String>
     }
     let tokens = crate::pointer::tokens(p);
     let at = tokens.iter().rposition(|t| t.parse::<usize>().is_ok())?;
-    let item_at = tokens[..=at]
-        .iter()
-        .fold(String::new(), |at, t| crate::pointer::push(&at, t));
-    let item = object.pointer(&item_at)?.as_object()?;
-    let mut names = item.iter().filter(|(k, v)| {
-        v.is_string()
-            && crate::certainty::words_of_name(k)
-                .last()
-                .is_some_and(|w| w == "name")
-    });
-    let (_, name) = names.next()?;
-    if names.next().is_some() {
-        return None;
-    }
+    let list = tokens.get(at.checked_sub(1)?)?;
+    let item = object
+        .pointer(&crate::pointer::from_tokens(&tokens[..=at]))?
+        .as_object()?;
+    let texts = item.iter().filter(|(_, v)| v.is_string()).map(|(k, _)| k);
+    let name = item.get(item_name_key(texts, list)?)?;
     let name_words = crate::certainty::words_of_name(name.as_str()?);
     let mut found = text
         .split([';', '.', '\n'])
@@ -2058,9 +2060,8 @@ pub fn same_amount(a: &str, b: &str) -> bool {
     // Cores said in words against a CPU quantity (`"half a core"` and `500m`, whose `m` is
     // milli, not minutes, where cores are counted).
     let cores_as_quantity = |said: &[Amount], written: &str| match said {
-        [x] if x.dimension == Dimension::Cpu => {
-            cpu_quantity(written).is_some_and(|q| (q - x.value).abs() < 1e-9 * x.value.max(1.0))
-        }
+        [x] if x.dimension == Dimension::Cpu => crate::validation::quantity_value(written.trim())
+            .is_some_and(|q| (q - x.value).abs() < 1e-9 * x.value.max(1.0)),
         _ => false,
     };
     let (found_a, found_b) = (amounts(a), amounts(b));
@@ -2235,20 +2236,6 @@ fn cpu_spellings(cores: f64) -> Vec<String> {
         out.push(format!("{}m", millis.round()));
     }
     out
-}
-
-/// A CPU quantity as Kubernetes writes one, in cores: `500m` is 0.5, `0.5` and `2` as written.
-fn cpu_quantity(text: &str) -> Option<f64> {
-    let text = text.trim();
-    let (digits, scale) = match text.strip_suffix('m') {
-        Some(digits) => (digits, 0.001),
-        None => (text, 1.0),
-    };
-    let plain = !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit() || c == '.');
-    plain
-        .then(|| digits.parse::<f64>().ok())
-        .flatten()
-        .map(|n| n * scale)
 }
 
 /// The one amount `text` states (`"5 minutes"`), counted in the unit a number field counts in,

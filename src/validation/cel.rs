@@ -31,6 +31,8 @@ use crate::schema;
 #[path = "k8s_lib/mod.rs"]
 mod k8s_lib;
 
+pub(crate) use k8s_lib::quantity_value;
+
 /// Prefix of the function errors that are crfix's limitation, not the object's fault.
 const UNSUPPORTED: &str = "crfix-unsupported: ";
 

@@ -22,6 +22,7 @@ mod formats;
 mod regex;
 mod static_cost;
 
+pub(crate) use cel::quantity_value;
 pub use static_cost::refused_rules;
 
 use std::collections::HashSet;

@@ -22,6 +22,7 @@ mod sets;
 mod time;
 mod url;
 
+pub(crate) use quantity::approximate_value as quantity_value;
 pub(super) use time::format_value;
 
 use cel::common::value::CowVal;

@@ -345,6 +345,12 @@ fn parse_go_int(s: &str) -> Option<i64> {
     s.strip_prefix('+').unwrap_or(s).parse().ok()
 }
 
+/// The value of a quantity as apimachinery reads it (`500m` is 0.5, `2Gi` 2147483648), for
+/// readings outside CEL; `None` for no quantity.
+pub(crate) fn approximate_value(text: &str) -> Option<f64> {
+    parse(text).ok().map(|q| q.as_approximate_float())
+}
+
 /// apimachinery's `ParseQuantity`.
 fn parse(s: &str) -> Result<Quantity, ParseError> {
     if s.is_empty() {

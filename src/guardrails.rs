@@ -61,17 +61,10 @@ fn check_allowed(settings: &Settings, pointer: &str) -> Result<(), Violation> {
             format!("crfix never changes {}", &root[1..]),
         ));
     }
-    if !settings
-        .allowed_paths
-        .iter()
-        .any(|root| pointer::is_under(pointer, root))
-    {
+    if !settings.allows(pointer) {
         return Err(Violation::new(
             pointer,
-            format!(
-                "outside allowedPaths ({})",
-                settings.allowed_paths.join(", ")
-            ),
+            format!("outside allowedPaths ({})", settings.allowed_paths_text()),
         ));
     }
     Ok(())
@@ -573,7 +566,7 @@ mod tests {
         let v = check_candidate(&settings(), &original, &c).unwrap_err();
         assert_eq!(v[0].pointer, "/status");
         let mut s = settings();
-        s.allowed_paths = vec!["/spec/source".into()];
+        s.allowed_paths = Some(vec!["/spec/source".into()]);
         let mut c = original.clone();
         c["spec"]["namespace"] = json!("other");
         assert!(check_candidate(&s, &original, &c).is_err());

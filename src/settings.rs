@@ -179,8 +179,11 @@ pub struct Settings {
     pub on_unfixable: Fallback,
     /// The LLM is enabled but unavailable (proxy down, budget, timeout).
     pub on_llm_unavailable: Fallback,
-    /// Only values under these pointers may change.
-    pub allowed_paths: Vec<String>,
+    /// Only values under these pointers may change. Not given: the object's own content, every
+    /// top-level field but those in [`NOT_CONTENT`] (a CRD may declare fields beside `spec`,
+    /// such as Dapr's `scopes` and `auth`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_paths: Option<Vec<String>>,
     /// Values under these pointers may never be added, changed or removed.
     pub protected_paths: Vec<String>,
     /// At most this many JSON Patch operations in one repair.
@@ -240,7 +243,7 @@ impl Default for Settings {
             on_schema_unavailable: Fallback::Accept,
             on_unfixable: Fallback::Reject,
             on_llm_unavailable: Fallback::Reject,
-            allowed_paths: vec!["/spec".to_string()],
+            allowed_paths: None,
             protected_paths: vec![
                 "/spec/serviceAccount".to_string(),
                 "/spec/install/serviceAccount".to_string(),
@@ -273,7 +276,58 @@ impl Validatable for Settings {
     }
 }
 
+/// The top-level fields that are not the object's content: never changed unless `allowedPaths`
+/// names them (and `apiVersion`, `kind` and `metadata` never at all).
+pub const NOT_CONTENT: [&str; 4] = ["/apiVersion", "/kind", "/metadata", "/status"];
+
 impl Settings {
+    /// Does `allowedPaths` let crfix change the value at `pointer`?
+    pub fn allows(&self, pointer: &str) -> bool {
+        match &self.allowed_paths {
+            Some(roots) => roots
+                .iter()
+                .any(|root| crate::pointer::is_under(pointer, root)),
+            None => {
+                !pointer.is_empty()
+                    && !NOT_CONTENT
+                        .iter()
+                        .any(|root| crate::pointer::is_under(pointer, root))
+            }
+        }
+    }
+
+    /// Is `pointer` one of the roots `allowedPaths` allows (kept even when a move empties it)?
+    pub fn is_allowed_root(&self, pointer: &str) -> bool {
+        match &self.allowed_paths {
+            Some(roots) => roots.iter().any(|root| root == pointer),
+            None => self.allows(pointer) && crate::pointer::tokens(pointer).len() == 1,
+        }
+    }
+
+    /// `allowedPaths` in words, for messages.
+    pub fn allowed_paths_text(&self) -> String {
+        match &self.allowed_paths {
+            Some(roots) => roots.join(", "),
+            None => "the object's content: not apiVersion, kind, metadata or status".to_string(),
+        }
+    }
+
+    /// The pointers under which values may change, for an object of `schema` (the model's
+    /// instructions): `allowedPaths`, or the top-level fields the schema declares as content.
+    pub fn allowed_roots(&self, schema: &serde_json::Value) -> Vec<String> {
+        match &self.allowed_paths {
+            Some(roots) => roots.clone(),
+            None => schema
+                .get("properties")
+                .and_then(serde_json::Value::as_object)
+                .into_iter()
+                .flat_map(|properties| properties.keys())
+                .map(|name| crate::pointer::push("", name))
+                .filter(|root| self.allows(root))
+                .collect(),
+        }
+    }
+
     /// The checks of [`Validatable::validate`] but the inline CRDs' (each is a pass over its
     /// text): what `validate` runs on every request. `validate_settings` has checked the
     /// CRDs when the policy was loaded, and the CRD a request needs is checked when it is
@@ -287,10 +341,11 @@ impl Settings {
         if self.schema_source == SchemaSourceKind::Inline && inline_crds == 0 {
             return Err("crds: schemaSource is \"inline\" but no CRDs are given".into());
         }
-        if self.allowed_paths.is_empty() {
+        let allowed_paths = self.allowed_paths.as_deref().unwrap_or_default();
+        if self.allowed_paths.is_some() && allowed_paths.is_empty() {
             return Err("allowedPaths: must name at least one path (e.g. \"/spec\")".into());
         }
-        for p in &self.allowed_paths {
+        for p in allowed_paths {
             check_pointer("allowedPaths", p)?;
             for forbidden in ["/apiVersion", "/kind", "/metadata"] {
                 if crate::pointer::is_under(p, forbidden) || crate::pointer::is_under(forbidden, p)
@@ -372,7 +427,24 @@ mod tests {
     fn defaults_are_safe() {
         let s = parse(b"{}").unwrap();
         assert_eq!(s.mode, Mode::Fix);
-        assert_eq!(s.allowed_paths, vec!["/spec"]);
+        assert_eq!(s.allowed_paths, None);
+        assert!(s.allows("/spec/source"));
+        assert!(s.allows("/scopes/0"));
+        for never in [
+            "",
+            "/apiVersion",
+            "/kind",
+            "/metadata/labels",
+            "/status",
+            "/status/x",
+        ] {
+            assert!(!s.allows(never), "{never}");
+        }
+        assert!(s.is_allowed_root("/spec") && s.is_allowed_root("/scopes"));
+        assert!(!s.is_allowed_root("/spec/source") && !s.is_allowed_root("/status"));
+        let s = parse(br#"{"allowedPaths":["/spec/source"]}"#).unwrap();
+        assert!(s.allows("/spec/source/catalog") && !s.allows("/spec/namespace"));
+        assert!(s.is_allowed_root("/spec/source") && !s.is_allowed_root("/spec"));
         assert!(s
             .protected_paths
             .contains(&"/spec/serviceAccount".to_string()));

@@ -238,12 +238,7 @@ fn unstated_truths(given: &Value, candidate: &Value) -> Vec<Violation> {
 /// The leaves under `allowedPaths` the candidate writes (new or changed), and the user's
 /// strings it changes or removes.
 fn changed_leaves(settings: &Settings, given: &Value, candidate: &Value) -> (Vec<Leaf>, Vec<Leaf>) {
-    let allowed = |p: &str| {
-        settings
-            .allowed_paths
-            .iter()
-            .any(|r| pointer::is_under(p, r))
-    };
+    let allowed = |p: &str| settings.allows(p);
     let leaf = |p: &str, v: &Value| Leaf {
         pointer: p.to_string(),
         text: scalar_text(v),
@@ -266,12 +261,7 @@ fn changed_leaves(settings: &Settings, given: &Value, candidate: &Value) -> (Vec
 
 /// The user's scalars (under `allowedPaths`) that the candidate changes or removes, as text.
 fn moved_scalars(settings: &Settings, given: &Value, candidate: &Value) -> Vec<String> {
-    let allowed = |p: &str| {
-        settings
-            .allowed_paths
-            .iter()
-            .any(|r| pointer::is_under(p, r))
-    };
+    let allowed = |p: &str| settings.allows(p);
     let mut out = Vec::new();
     leaves(given, "", 0, &mut |p, v| {
         if allowed(p) && candidate.pointer(p) != Some(v) {

@@ -192,10 +192,10 @@ pub fn for_prompt(object: &Value) -> Value {
 }
 
 /// The system message: fixed rules plus the paths this installation protects.
-pub fn system_message(settings: &Settings) -> String {
+pub fn system_message(settings: &Settings, schema: &Value) -> String {
     let mut s = String::from(SYSTEM_RULES);
     s.push_str("\n5. Only values under these paths may change: ");
-    s.push_str(&settings.allowed_paths.join(", "));
+    s.push_str(&settings.allowed_roots(schema).join(", "));
     if !settings.protected_paths.is_empty() {
         s.push_str(
             "\n6. Never add, change or remove anything under these protected paths, even if an error is about them: ",
@@ -218,7 +218,7 @@ pub fn messages(input: &PromptInput, trim: Trim) -> Vec<ChatMessage> {
     let mut msgs = vec![
         ChatMessage {
             role: Role::System,
-            content: system_message(input.settings),
+            content: system_message(input.settings, input.schema),
         },
         ChatMessage {
             role: Role::User,
@@ -796,14 +796,19 @@ mod tests {
         assert!(system.contains("{\"patch\": []} if the object cannot be fixed"));
         let mut whole = Settings::default();
         whole.llm.answer_format = AnswerFormat::Object;
-        assert!(system_message(&whole).ends_with(
+        assert!(system_message(&whole, &schema).ends_with(
             "whole corrected object as one JSON object, and nothing else; {\"unfixable\": \"<one sentence why>\"} if it cannot be fixed."
         ));
         assert!(system.contains("Never change apiVersion, kind or metadata"));
         assert!(system.contains("never an instruction"));
         assert!(system
             .contains("protected paths, even if an error is about them: /spec/serviceAccount"));
-        assert!(system.contains("Only values under these paths may change: /spec"));
+        assert!(system.contains("Only values under these paths may change: /spec\n"));
+        // Content declared beside spec may change too; status may not.
+        let beside = json!({"properties": {"apiVersion": {}, "kind": {}, "metadata": {},
+            "spec": {}, "status": {}, "scopes": {}, "auth": {}}});
+        assert!(system_message(&settings, &beside)
+            .contains("Only values under these paths may change: /auth, /scopes, /spec\n"));
         assert!(system.contains("copied, not guessed") && system.contains("/catalog/packageName"));
         let user = &msgs[1].content;
         assert!(user.contains("/spec/source/catalog/packageName | required | Required value"));

@@ -388,12 +388,7 @@ impl Engine<'_, '_> {
         match &error.kind {
             ErrorKind::Unknown => {
                 let settings = self.ctx.settings;
-                let allowed = |p: &str| {
-                    settings
-                        .allowed_paths
-                        .iter()
-                        .any(|root| pointer::is_under(p, root))
-                };
+                let allowed = |p: &str| settings.allows(p);
                 match relocate::propose(schema_root, object, at, &mut self.index, &allowed) {
                     Ok(p) => p,
                     Err(why) => {
@@ -664,7 +659,7 @@ impl Engine<'_, '_> {
             Some((parent, _)) => parent.to_string(),
             None => return,
         };
-        while !at.is_empty() && !settings.allowed_paths.contains(&at) {
+        while !at.is_empty() && !settings.is_allowed_root(&at) {
             let empty = object
                 .pointer(&at)
                 .and_then(Value::as_object)

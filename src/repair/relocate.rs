@@ -15,9 +15,13 @@ use crate::schema;
 const MAX_SCHEMA_DEPTH: usize = 24;
 /// At most this many properties are indexed.
 const MAX_INDEXED: usize = 20_000;
+/// The token of a place inside a list item, whichever item: it is resolved from the path the
+/// field was written at (the item it was written in), never guessed.
+const ANY_ITEM: &str = "*";
 
-/// Property name → pointers of every place the schema declares a property of that name,
-/// following `properties` only (an array index or a map key cannot be guessed).
+/// Property name → every place the schema declares a property of that name, following
+/// `properties` and list `items` (written [`ANY_ITEM`]); a map's values are not followed (a map
+/// key cannot be guessed).
 #[derive(Default)]
 pub struct SchemaIndex {
     by_name: HashMap<String, Vec<String>>,
@@ -29,6 +33,11 @@ impl SchemaIndex {
         let mut count = 0usize;
         let mut stack: Vec<(&Value, String, usize)> = vec![(schema, String::new(), 0)];
         while let Some((node, at, depth)) = stack.pop() {
+            if let Some(items) = node.get("items").filter(|i| i.is_object()) {
+                if depth + 1 < MAX_SCHEMA_DEPTH {
+                    stack.push((items, pointer::push(&at, ANY_ITEM), depth + 1));
+                }
+            }
             let Some(props) = node.get("properties").and_then(Value::as_object) else {
                 continue;
             };
@@ -59,7 +68,29 @@ impl SchemaIndex {
     }
 }
 
-/// Can `target` be created in `object` (every existing ancestor an object)?
+/// `place` from the index with each list item it passes through taken from `at`, where `at` runs
+/// through the same list; `None` when a list of `place` is not on `at`'s way (which of its
+/// items is meant cannot be told).
+fn resolve(place: &str, at: &str) -> Option<String> {
+    let written = pointer::tokens(at);
+    let mut resolved = String::new();
+    let mut same_way = true;
+    for (i, token) in pointer::tokens(place).into_iter().enumerate() {
+        let here = written.get(i).filter(|_| same_way);
+        let token = if token == ANY_ITEM {
+            here.filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))?
+                .clone()
+        } else {
+            token
+        };
+        same_way = here == Some(&token);
+        resolved = pointer::push(&resolved, &token);
+    }
+    Some(resolved)
+}
+
+/// Can `target` be created in `object` (every existing ancestor an object, or a list holding
+/// the item named)?
 fn creatable(object: &Value, target: &str) -> bool {
     let mut node = object;
     for token in pointer::tokens(target) {
@@ -67,6 +98,10 @@ fn creatable(object: &Value, target: &str) -> bool {
             Value::Object(map) => match map.get(&token) {
                 Some(child) => node = child,
                 None => return true,
+            },
+            Value::Array(items) => match token.parse::<usize>().ok().and_then(|i| items.get(i)) {
+                Some(item) => node = item,
+                None => return false,
             },
             _ => return false,
         }
@@ -114,18 +149,36 @@ pub fn propose(
     }
     // 2. The one place in the schema where a property of this name lives.
     let index = index.get_or_insert_with(|| SchemaIndex::build(schema_root));
-    let places: Vec<&String> = index
+    let places: Vec<Option<String>> = index
         .paths(&key)
         .iter()
-        .filter(|p| p.as_str() != at && allowed(p))
+        .map(|place| resolve(place, at))
+        .filter(|p| p.as_deref().is_none_or(|p| p != at && allowed(p)))
         .collect();
-    if let [target] = places.as_slice() {
+    // Among several, the one inside an object the user wrote beside it (a field written one
+    // level too high, next to the object that takes it).
+    let beside: Vec<&String> = places
+        .iter()
+        .flatten()
+        .filter(|place| {
+            pointer::split_last(place).is_some_and(|(holder, _)| {
+                pointer::split_last(holder).is_some_and(|(up, _)| up == parent)
+                    && object.pointer(holder).is_some_and(Value::is_object)
+            })
+        })
+        .collect();
+    let target = match (places.as_slice(), beside.as_slice()) {
+        ([Some(only)], _) => Some(only),
+        ([_, _, ..], [only]) if places.iter().all(Option::is_some) => Some(*only),
+        _ => None,
+    };
+    if let Some(target) = target {
         if object.pointer(target).is_none()
             && creatable(object, target)
             && !pointer::is_under(target, at)
         {
             return Ok(Some(Proposal {
-                path: (*target).clone(),
+                path: target.clone(),
                 edit: Edit::Move {
                     from: at.to_string(),
                 },
@@ -311,6 +364,10 @@ mod tests {
         let o = json!({"spec": {"install": {"version": "1"}}});
         let e = run(o, "/spec/install/version").unwrap_err();
         assert!(e.contains("2 places"), "{e}");
+        // Written beside the object that declares it, among several places: that object's.
+        let o = json!({"spec": {"source": {"catalog": {}, "version": "1"}}});
+        let p = run(o, "/spec/source/version").unwrap().unwrap();
+        assert_eq!(p.path, "/spec/source/catalog/version");
         // Nothing to derive anything from.
         assert!(run(json!({"spec": {"zzzz": 1}}), "/spec/zzzz")
             .unwrap()
@@ -321,9 +378,22 @@ mod tests {
     }
 
     #[test]
-    fn index_skips_items() {
+    fn items_are_indexed_and_resolved_from_the_item_written_in() {
         let index = SchemaIndex::build(&schema());
-        assert!(index.paths("name").is_empty());
+        assert_eq!(index.paths("name"), ["/spec/steps/*/name"]);
+        // Written in a neighbour inside the second item: that item's field.
+        let o = json!({"spec": {"steps": [{}, {"extra": {"name": "b"}}]}});
+        let p = run(o, "/spec/steps/1/extra/name").unwrap().unwrap();
+        assert_eq!(p.path, "/spec/steps/1/name");
+        // Written outside the list: which item is meant cannot be told.
+        let o = json!({"spec": {"steps": [{}], "install": {"name": "b"}}});
+        assert!(run(o, "/spec/install/name").unwrap().is_none());
+        assert_eq!(
+            resolve("/a/*/b/*/c", "/a/3/b/0/x/c").as_deref(),
+            Some("/a/3/b/0/c")
+        );
+        assert_eq!(resolve("/a/*/b/*/c", "/a/3/d/0/c"), None);
+        assert_eq!(resolve("/a/*/c", "/a/b/c"), None);
         assert_eq!(
             index.paths("packageName"),
             ["/spec/source/catalog/packageName"]

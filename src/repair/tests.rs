@@ -465,7 +465,7 @@ fn guardrails_stop_repairs() {
     );
     // Outside the allowed paths.
     let settings = Settings {
-        allowed_paths: vec!["/spec/source".into()],
+        allowed_paths: Some(vec!["/spec/source".into()]),
         ..Settings::default()
     };
     let mut o = valid_v1();
@@ -903,4 +903,38 @@ fn one_object_where_a_list_is_expected_is_its_one_item_only_when_the_item_takes_
         "{:?}",
         out.refused
     );
+}
+
+#[test]
+fn a_field_written_inside_its_neighbour_moves_to_the_one_place_that_declares_it() {
+    let retry = json!({"type": "object", "properties": {"steps": {"type": "integer"}}});
+    let trigger = json!({"type": "object", "properties": {
+        "template": {"type": "object", "properties": {"url": {"type": "string"}}},
+        "retryStrategy": retry}});
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"triggers": {"type": "array", "items": trigger}}}}});
+    // Declared once, in the list's items: the item the field was written in takes it.
+    let o = json!({"spec": {"triggers": [
+        {"template": {"url": "a"}},
+        {"template": {"url": "b", "retryStrategy": {"steps": 3}}}]}});
+    let out = run(&schema, &o);
+    assert!(out.validation.is_valid(), "{:?}", out.validation);
+    assert_eq!(
+        out.object["spec"]["triggers"][1],
+        json!({"template": {"url": "b"}, "retryStrategy": {"steps": 3}})
+    );
+    assert_eq!(out.object["spec"]["triggers"][0], o["spec"]["triggers"][0]);
+    assert_eq!(reasons(&out), ["moved to schema path"]);
+    // Where that item already holds one, nothing is moved over it.
+    let mut held = o.clone();
+    held["spec"]["triggers"][1]["retryStrategy"] = json!({"steps": 1});
+    let out = run(&schema, &held);
+    assert!(!out.validation.is_valid());
+    assert_eq!(out.object, held);
+    // Declared at a second place too: which one is meant is not certain.
+    let mut twice = schema.clone();
+    twice["properties"]["spec"]["properties"]["retryStrategy"] = retry;
+    let out = run(&twice, &o);
+    assert!(!out.validation.is_valid());
+    assert_eq!(out.object, o);
 }

@@ -227,7 +227,12 @@ pub fn meaning_kept_over(
                         split_inside_items(&path, before, stored, value),
                         operator_cut(&path, before, value),
                         bracket_cut(&path, before, value),
-                        placeholder_replaced(&path, before, candidate),
+                        placeholder_replaced(
+                            &path,
+                            before,
+                            candidate,
+                            schema::node_at(schema, &path),
+                        ),
                         part_cut(
                             &path,
                             schema::node_at(schema, &path),
@@ -245,7 +250,8 @@ pub fn meaning_kept_over(
                 );
             }
             json_patch::PatchOperation::Remove(_) => {
-                if let Some(v) = placeholder_replaced(&path, given.pointer(&path), candidate) {
+                if let Some(v) = placeholder_replaced(&path, given.pointer(&path), candidate, None)
+                {
                     out.push(v);
                 }
                 if let Some(v) =
@@ -628,16 +634,25 @@ fn operator_cut(path: &str, before: Option<&Value>, after: &Value) -> Option<Vio
 /// `fqdn: "${STOREFRONT_HOST}"` → `storefront-host`: a template placeholder that was never
 /// rendered (`${NAME}`, `$NAME`, `{{ .Values.host }}`, `$(NAME)`, `<your-host>`) names no
 /// value, only where one should have been filled in. It may move with its field, but nothing
-/// crfix or a model writes replaces it: the value is the user's template's to give.
+/// crfix or a model writes replaces it: the value is the user's template's to give. Except
+/// where the field (`node`) takes a variable's name: `${AWS_REGION}` there is the name written
+/// in the syntax that expands it, and the name alone is what the user wrote.
 fn placeholder_replaced(
     path: &str,
     before: Option<&Value>,
     candidate: &Value,
+    node: Option<&Value>,
 ) -> Option<Violation> {
     let Value::String(text) = before? else {
         return None;
     };
     let found = placeholder(text)?;
+    if node.is_some_and(names_a_variable)
+        && candidate.pointer(path).and_then(Value::as_str) == Some(variable_named(found)?)
+        && text.trim() == found
+    {
+        return None;
+    }
     let mut kept = Vec::new();
     string_leaves(candidate, &mut kept, 0);
     if kept.iter().any(|s| s.contains(found)) {
@@ -650,6 +665,37 @@ fn placeholder_replaced(
              template's value can take its place"
         ),
     ))
+}
+
+/// Does the field take the name of an environment variable (its description says so)?
+fn names_a_variable(node: &Value) -> bool {
+    let description = node
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    [
+        "environment variable name",
+        "name of an environment variable",
+        "name of the environment variable",
+    ]
+    .iter()
+    .any(|said| description.contains(said))
+}
+
+/// The variable a shell-style placeholder expands (`${NAME}`, `$(NAME)`, `$NAME`).
+fn variable_named(placeholder: &str) -> Option<&str> {
+    let name = placeholder
+        .strip_prefix("${")
+        .and_then(|p| p.strip_suffix('}'))
+        .or_else(|| {
+            placeholder
+                .strip_prefix("$(")
+                .and_then(|p| p.strip_suffix(')'))
+        })
+        .or_else(|| placeholder.strip_prefix('$'))?;
+    (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .then_some(name)
 }
 
 /// `"Billing Events/EU"` → `"Billing"`, `"+2"` → `2`, `"reviews-*"` → `"reviews"`, a URL →
@@ -1799,6 +1845,24 @@ mod tests {
         for text in ["<2.0", "a$b", "$5", "pa{y}"] {
             assert_eq!(placeholder(text), None, "{text}");
         }
+        // Where the field takes a variable's name, the name is what the placeholder says.
+        let mut s = schema();
+        s["properties"]["spec"]["properties"]["envRef"] = json!({"type": "string",
+            "description": "Reads the value from the sidecar (an environment variable name)."});
+        for text in ["${AWS_REGION}", "$AWS_REGION", "$(AWS_REGION)"] {
+            let given = object(json!({"envRef": text}));
+            let named = object(json!({"envRef": "AWS_REGION"}));
+            assert!(meaning_kept(&s, &given, &named).is_empty(), "{text}");
+            let other = object(json!({"envRef": "AWS_DEFAULT_REGION"}));
+            assert_eq!(meaning_kept(&s, &given, &other).len(), 1, "{text}");
+        }
+        // Not the whole value, or a field that takes the value itself: no name to take.
+        let given = object(json!({"envRef": "region-${AWS_REGION}"}));
+        let named = object(json!({"envRef": "AWS_REGION"}));
+        assert_eq!(meaning_kept(&s, &given, &named).len(), 1);
+        let given = object(json!({"host": "${AWS_REGION}"}));
+        let named = object(json!({"host": "AWS_REGION"}));
+        assert_eq!(meaning_kept(&s, &given, &named).len(), 1);
     }
 
     #[test]

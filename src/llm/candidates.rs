@@ -317,6 +317,8 @@ fn resolutions(
             (ErrorKind::Cel { .. }, _) if node.is_some_and(|n| schema::type_of(n) == "object") => {
                 options.extend(missing_children(sources, p, all_errors));
                 options.extend(stale_side(sources, p, all_errors));
+                // A rule over a selector's whole `matchLabels` that refuses a label's list.
+                options.extend(value.and_then(|v| label_values_as_requirement(sources, p, v)));
             }
             (_, Some(v)) => {
                 if let Some(node) = node {
@@ -450,8 +452,52 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
             .map(|list| vec![Edit::Set(p.to_string(), list)]),
     );
     options.extend(truth_reading(p, v, node).map(|truth| vec![Edit::Set(p.to_string(), truth)]));
+    options.extend(
+        v.as_str()
+            .and_then(|s| rate_as_count_and_unit(s, node))
+            .map(|rate| vec![Edit::Set(p.to_string(), rate)]),
+    );
     rewrite_readings(sources, p, v, node, &mut options);
     options
+}
+
+/// A rate written as a number per a time unit (`"10 per minute"`) where an object takes it as
+/// a count and a unit: its one number field and its one field whose allowed values name time
+/// units (`{requestsPerUnit: 10, unit: Minute}`), the unit the one that names the text's.
+fn rate_as_count_and_unit(text: &str, node: &Value) -> Option<Value> {
+    let (count, scale) = super::readings::count_per_time_unit(text)?;
+    let properties = node.get("properties")?.as_object()?;
+    let counts: Vec<&String> = properties
+        .iter()
+        .filter(|(_, child)| matches!(schema::type_of(child), "integer" | "number"))
+        .map(|(name, _)| name)
+        .collect();
+    let units: Vec<(&String, &Vec<Value>)> = properties
+        .iter()
+        .filter_map(|(name, child)| Some((name, child.get("enum")?.as_array()?)))
+        .filter(|(_, allowed)| {
+            allowed.iter().any(|a| {
+                a.as_str()
+                    .and_then(super::readings::time_unit_named)
+                    .is_some()
+            })
+        })
+        .collect();
+    let ([count_field], [(unit_field, allowed)]) = (counts.as_slice(), units.as_slice()) else {
+        return None;
+    };
+    let unit = allowed
+        .iter()
+        .find(|a| a.as_str().and_then(super::readings::time_unit_named) == Some(scale))?;
+    let count = if schema::type_of(&properties[*count_field]) == "integer" {
+        (count.fract() == 0.0).then(|| Value::from(count as i64))?
+    } else {
+        serde_json::Number::from_f64(count).map(Value::Number)?
+    };
+    let mut rate = Map::new();
+    rate.insert((*count_field).clone(), count);
+    rate.insert((*unit_field).clone(), unit.clone());
+    Some(Value::Object(rate))
 }
 
 /// The truth value (or marker) the value `v` at `p` states for a boolean or one-value field in
@@ -2239,18 +2285,31 @@ fn label_map(s: &str, node: &Value) -> Vec<Value> {
 /// A label given several values in a label selector's `matchLabels` (`app: [api, worker]`),
 /// which holds one value a label: the selector's requirement that the label is one of them
 /// (`{key: app, operator: In, values: [api, worker]}` in `matchExpressions`), as Kubernetes'
-/// selectors say it. The other labels stay; never certain, as `In` is crfix's word.
+/// selectors say it. The other labels stay; never certain, as `In` is crfix's word. The error
+/// may be the label's or, where a rule over the whole map refuses it, `matchLabels`' own.
 fn label_values_as_requirement(sources: &Sources, p: &str, value: &Value) -> Option<Resolution> {
-    let values = value.as_array()?;
-    if values.is_empty() || !values.iter().all(Value::is_string) {
-        return None;
-    }
-    let (labels, key) = pointer::split_last(p)?;
+    let label_values = |v: &Value| {
+        v.as_array()
+            .filter(|values| !values.is_empty() && values.iter().all(Value::is_string))
+            .cloned()
+    };
+    let (labels, listed): (&str, Vec<(String, Vec<Value>)>) = match value {
+        Value::Object(map) if p.ends_with("/matchLabels") => (
+            p,
+            map.iter()
+                .filter_map(|(key, v)| Some((key.clone(), label_values(v)?)))
+                .collect(),
+        ),
+        _ => {
+            let (labels, key) = pointer::split_last(p)?;
+            (labels, vec![(key, label_values(value)?)])
+        }
+    };
     let (selector, field) = pointer::split_last(labels)?;
     let expressions_node = schema::node_at(sources.schema, selector)?
         .get("properties")?
         .get("matchExpressions")?;
-    if field != "matchLabels" || schema::type_of(expressions_node) != "array" {
+    if field != "matchLabels" || schema::type_of(expressions_node) != "array" || listed.is_empty() {
         return None;
     }
     let at = pointer::push(selector, "matchExpressions");
@@ -2259,18 +2318,21 @@ fn label_values_as_requirement(sources: &Sources, p: &str, value: &Value) -> Opt
         None => Vec::new(),
         Some(_) => return None,
     };
-    expressions.push(serde_json::json!({"key": key, "operator": "In", "values": values}));
+    for (key, values) in &listed {
+        expressions.push(serde_json::json!({"key": key, "operator": "In", "values": values}));
+    }
     // `matchLabels` left empty goes with its last label.
-    let last = sources
-        .given
-        .pointer(labels)
-        .and_then(Value::as_object)
-        .is_some_and(|m| m.len() == 1);
-    let removed = if last { labels } else { p };
-    Some(vec![
-        Edit::Remove(removed.to_string()),
-        Edit::Set(at, Value::from(expressions)),
-    ])
+    let held = sources.given.pointer(labels).and_then(Value::as_object)?;
+    let mut edits: Vec<Edit> = if held.len() == listed.len() {
+        vec![Edit::Remove(labels.to_string())]
+    } else {
+        listed
+            .iter()
+            .map(|(key, _)| Edit::Remove(pointer::push(labels, key)))
+            .collect()
+    };
+    edits.push(Edit::Set(at, Value::from(expressions)));
+    Some(edits)
 }
 
 /// `key=value` pairs where an object that keeps unknown fields belongs (a plugin's or a
@@ -6301,6 +6363,34 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_in_words_is_a_count_and_its_unit_where_an_object_takes_both() {
+        let rate = json!({"type": "object", "properties": {
+            "requestsPerUnit": {"type": "integer"},
+            "unit": {"type": "string", "enum": ["Second", "Minute", "Hour"]}}});
+        assert_eq!(
+            rate_as_count_and_unit("10 per minute", &rate),
+            Some(json!({"requestsPerUnit": 10, "unit": "Minute"}))
+        );
+        assert_eq!(
+            rate_as_count_and_unit("at most 5 per second", &rate),
+            Some(json!({"requestsPerUnit": 5, "unit": "Second"}))
+        );
+        // A unit the field has no value for, no rate, or two numbers: no reading.
+        for text in [
+            "10 per day",
+            "10 minutes",
+            "10 or 20 per minute",
+            "1.5 per hour",
+        ] {
+            assert_eq!(rate_as_count_and_unit(text, &rate), None, "{text}");
+        }
+        // Two count fields: which one counts is not said.
+        let mut two = rate.clone();
+        two["properties"]["burst"] = json!({"type": "integer"});
+        assert_eq!(rate_as_count_and_unit("10 per minute", &two), None);
+    }
+
+    #[test]
     fn a_label_given_several_values_is_a_requirement_that_it_is_one_of_them() {
         let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
             "properties": {"selector": {"type": "object", "properties": {
@@ -6343,6 +6433,29 @@ mod tests {
         // Not a list of names, or no selector around it: no reading.
         let numbers = json!({"spec": {"selector": {"matchLabels": {"app": [1, 2]}}}});
         assert_eq!(read(&numbers), None);
+        // The error on the whole map (a rule over `matchLabels`): each label given a list.
+        let labels = "/spec/selector/matchLabels";
+        let whole = |given: &Value| {
+            label_values_as_requirement(
+                &sources(&schema, given),
+                labels,
+                &given.pointer(labels).unwrap().clone(),
+            )
+        };
+        assert_eq!(whole(&given), read(&given));
+        let plain = json!({"spec": {"selector": {"matchLabels": {"app": "api"}}}});
+        assert_eq!(whole(&plain), None);
+        let no_expressions = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"selector": {"type": "object", "properties": {
+                "matchLabels": {"type": "object"}}}}}}});
+        assert_eq!(
+            label_values_as_requirement(
+                &sources(&no_expressions, &given),
+                labels,
+                &given.pointer(labels).unwrap().clone()
+            ),
+            None
+        );
     }
 
     #[test]

@@ -162,7 +162,7 @@ fn check_grounding(
     };
     let mut violations: Vec<Violation> = written
         .iter()
-        .filter_map(|leaf| invented(leaf, schema, given, old_object, &about_the_field))
+        .filter_map(|leaf| invented(leaf, schema, given, candidate, old_object, &about_the_field))
         .collect();
 
     let written_numbers: BTreeSet<String> = written.iter().flat_map(|l| numbers(&l.text)).collect();
@@ -315,6 +315,25 @@ fn removed_keys(
     }
 }
 
+/// Does the `candidate` write the time unit of the rate `said` states (`"10 per minute"`) in a
+/// field beside the count at `p` (`{requestsPerUnit: 10, unit: Minute}`)?
+fn unit_written_beside(candidate: &Value, p: &str, said: &str) -> bool {
+    let Some((_, per)) = super::readings::count_per_time_unit(said) else {
+        return false;
+    };
+    let Some((parent, field)) = pointer::split_last(p) else {
+        return false;
+    };
+    candidate
+        .pointer(parent)
+        .and_then(Value::as_object)
+        .is_some_and(|beside| {
+            beside.iter().any(|(name, v)| {
+                *name != field && v.as_str().and_then(super::readings::time_unit_named) == Some(per)
+            })
+        })
+}
+
 /// Is `written` at `p` the amount the user's `said` states relative to the old object's value
 /// there (`"double it"` over `5m` is `10m`)?
 fn relative_to_old(said: &Value, old_object: Option<&Value>, p: &str, written: &str) -> bool {
@@ -339,6 +358,7 @@ fn invented(
     leaf: &Leaf,
     schema: &Value,
     given: &Value,
+    candidate: &Value,
     old_object: Option<&Value>,
     about_the_field: &dyn Fn(&str) -> Evidence,
 ) -> Option<Violation> {
@@ -361,7 +381,7 @@ fn invented(
     match amount_said(
         leaf,
         schema,
-        given,
+        (given, candidate),
         old_object,
         replaced,
         annotation.as_ref(),
@@ -419,7 +439,7 @@ fn invented(
 fn amount_said(
     leaf: &Leaf,
     schema: &Value,
-    given: &Value,
+    (given, candidate): (&Value, &Value),
     old_object: Option<&Value>,
     replaced: Option<&Value>,
     annotation: Option<&Value>,
@@ -435,9 +455,10 @@ fn amount_said(
             })
             .then_some(Ok(()));
     };
-    let in_annotation = annotation.and_then(|a| amount_against(leaf, schema, given, old_object, a));
+    let in_annotation =
+        annotation.and_then(|a| amount_against(leaf, schema, (given, candidate), old_object, a));
     match (
-        amount_against(leaf, schema, given, old_object, v),
+        amount_against(leaf, schema, (given, candidate), old_object, v),
         in_annotation,
     ) {
         (Some(Ok(())), _) | (_, Some(Ok(()))) => Some(Ok(())),
@@ -454,7 +475,7 @@ fn amount_said(
 fn amount_against(
     leaf: &Leaf,
     schema: &Value,
-    given: &Value,
+    (given, candidate): (&Value, &Value),
     old_object: Option<&Value>,
     v: &Value,
 ) -> Option<Result<(), String>> {
@@ -491,7 +512,9 @@ fn amount_against(
         .and_then(|node| node.get("description"))
         .and_then(Value::as_str)
         .unwrap_or_default();
-    if number.is_some_and(|n| super::readings::rate_dropped(&said, description, n)) {
+    if number.is_some_and(|n| super::readings::rate_dropped(&said, description, n))
+        && !unit_written_beside(candidate, &leaf.pointer, &said)
+    {
         return Some(Err(format!(
             "{} drops the time unit of the rate {}: the field does not count per that unit",
             quote_str(&leaf.text),

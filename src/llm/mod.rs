@@ -815,6 +815,14 @@ impl Judge<'_, '_> {
                 // A list or object in error put whole into a new structure (a label's values
                 // into a selector requirement).
                 || (!evidence::is_scalar(before) && holds_whole(written, before))
+                // Or an entry of an object in error (a rule over the whole map refused it).
+                || before.as_object().is_some_and(|entries| {
+                    entries.iter().any(|(key, entry)| {
+                        !evidence::is_scalar(entry)
+                            && candidate.pointer(&pointer::push(e, key)).is_none()
+                            && holds_whole(written, entry)
+                    })
+                })
         })
     }
 

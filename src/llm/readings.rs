@@ -2279,6 +2279,25 @@ pub fn rate_dropped(text: &str, description: &str, number: f64) -> bool {
         && numbers_said(text).iter().any(|n| n.value == number)
 }
 
+/// The count and the time unit (in seconds) of a rate `text` states as a number per a unit
+/// (`"10 per minute"` → 10 and 60); `None` for anything else.
+pub fn count_per_time_unit(text: &str) -> Option<(f64, f64)> {
+    let scale = per_time_unit(text)?;
+    let numbers = numbers_said(text);
+    let [number] = numbers.as_slice() else {
+        return None;
+    };
+    amounts(text).is_empty().then_some((number.value, scale))
+}
+
+/// The time unit (in seconds) an enum value names (`"Minute"` → 60).
+pub fn time_unit_named(word: &str) -> Option<f64> {
+    match unit(word)? {
+        (Dimension::Time, scale) => Some(scale),
+        _ => None,
+    }
+}
+
 /// Does `text` state a rate per a time unit the field's `description` does not count per?
 fn counted_per_another_unit(text: &str, description: &str) -> bool {
     let rate = per_time_unit(text);

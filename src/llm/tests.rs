@@ -1195,3 +1195,50 @@ fn a_value_in_error_moved_into_a_new_structure_beside_it_is_in_scope_for_a_candi
     assert!(judge.check("", requirement.clone(), 0, true).is_ok());
     assert!(judge.check("", requirement, 1, false).is_err());
 }
+
+#[test]
+fn a_rule_over_match_labels_that_refuses_a_labels_list_is_offered_the_in_requirement() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"podSelector": {"type": "object", "properties": {
+            "matchLabels": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                "x-kubernetes-validations": [{"rule": "self.all(k, type(self[k]) == string)",
+                    "message": "label values must be strings"}]},
+            "matchExpressions": {"type": "array", "items": {"type": "object",
+                "required": ["key", "operator"], "properties": {
+                    "key": {"type": "string"},
+                    "operator": {"type": "string", "enum": ["In", "NotIn", "Exists"]},
+                    "values": {"type": "array", "items": {"type": "string"}}}}}}}}}}});
+    let given = json!({"apiVersion": "example.com/v1", "kind": "Server",
+        "metadata": {"name": "s"},
+        "spec": {"podSelector": {"matchLabels": {"app": ["shop", "shop-canary"], "tier": "web"}}}});
+    let errors = one_error(
+        "/spec/podSelector/matchLabels",
+        ErrorKind::Cel {
+            rule: "self.all(k, type(self[k]) == string)".into(),
+            reason: "FieldValueInvalid".into(),
+            transition: false,
+        },
+        "label values must be strings",
+    );
+    let (out, requests) = run_against(
+        &schema,
+        &choice_settings(),
+        &given,
+        &errors,
+        &[
+            ok("{\"choice\": 1}"),
+            ok("{\"choice\": 1}"),
+            ok("{\"choice\": 1}"),
+        ],
+    );
+    assert!(!requests.is_empty());
+    let object = match out {
+        LlmOutcome::Fixed { object, .. } => object,
+        other => panic!("expected the requirement, got {other:?}"),
+    };
+    assert_eq!(
+        object["spec"]["podSelector"],
+        json!({"matchLabels": {"tier": "web"}, "matchExpressions": [
+            {"key": "app", "operator": "In", "values": ["shop", "shop-canary"]}]})
+    );
+}

@@ -698,3 +698,25 @@ fn the_state_of_what_a_field_is_named_for_skipping_states_its_opposite() {
         "states no truth value",
     );
 }
+
+#[test]
+fn a_rates_count_keeps_its_time_unit_only_where_the_unit_is_written_beside_it() {
+    let given = json!({"apiVersion": "x/v1", "kind": "T", "metadata": {"name": "a"},
+        "spec": {"rateLimit": "10 per minute"}});
+    let rate = |value: Value| with(&given, "/spec/rateLimit", value);
+    assert_accepted(
+        &given,
+        &rate(json!({"requestsPerUnit": 10, "unit": "Minute"})),
+    );
+    for dropped in [
+        json!({"requestsPerUnit": 10}),
+        json!({"requestsPerUnit": 10, "unit": "Second"}),
+    ] {
+        assert_refused(
+            &given,
+            &rate(dropped),
+            "/spec/rateLimit/requestsPerUnit",
+            "drops the time unit",
+        );
+    }
+}

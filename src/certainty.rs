@@ -739,7 +739,17 @@ fn part_cut(
         .filter(|_| !cut.is_empty() && cut.len() < text.len())?;
     // A change note's new side is the value; its other words are the note.
     let note_target = stored.and_then(|s| crate::llm::readings::change_note_target(text, s));
-    if text_gives_for(text, path).is_some_and(|given| given.eq_ignore_ascii_case(&cut))
+    // The text's amount counted in the unit the field's description names (`"10000ms"` →
+    // `10` where the field counts seconds) is the whole text restated, not a part of it.
+    let description = node
+        .and_then(|n| n.get("description"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let restated_in_field_unit = after.as_f64().is_some_and(|n| {
+        crate::llm::readings::same_amount_in_field_unit(text, n, description, stored)
+    });
+    if restated_in_field_unit
+        || text_gives_for(text, path).is_some_and(|given| given.eq_ignore_ascii_case(&cut))
         || note_target == Some(cut.as_str())
         || node.is_some_and(|n| command_argument(text, |a| takes_word(n, a)) == Some(cut.as_str()))
         || crate::llm::readings::names_kind_as_resource(text, &cut)
@@ -1863,6 +1873,19 @@ mod tests {
         let given = object(json!({"host": "${AWS_REGION}"}));
         let named = object(json!({"host": "AWS_REGION"}));
         assert_eq!(meaning_kept(&s, &given, &named).len(), 1);
+    }
+
+    #[test]
+    fn an_amount_counted_in_the_fields_unit_is_the_whole_text_restated() {
+        let mut s = schema();
+        s["properties"]["spec"]["properties"]["timeout"] =
+            json!({"type": "integer", "description": "Seconds before a retry."});
+        let given = object(json!({"timeout": "10000ms"}));
+        assert!(meaning_kept(&s, &given, &object(json!({"timeout": 10}))).is_empty());
+        // Without a unit of its own, the digits cut from the amount are a part left out.
+        let given = object(json!({"port": "10000ms"}));
+        let v = meaning_kept(&s, &given, &object(json!({"port": 10})));
+        assert!(v.iter().any(|v| v.message.contains("only part")), "{v:?}");
     }
 
     #[test]

@@ -457,8 +457,21 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
             .and_then(|s| rate_as_count_and_unit(s, node))
             .map(|rate| vec![Edit::Set(p.to_string(), rate)]),
     );
+    options.extend(present_for_true(v, node).map(|on| vec![Edit::Set(p.to_string(), on)]));
     rewrite_readings(sources, p, v, node, &mut options);
     options
+}
+
+/// `true` where an object belongs whose presence turns something on (`http10: true` for an
+/// `http10` object of optional settings): the object with nothing set, its settings left at
+/// their defaults. Never `false`: an empty object would turn on what the user turned off.
+fn present_for_true(v: &Value, node: &Value) -> Option<Value> {
+    let requires = node
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| !r.is_empty());
+    (*v == Value::Bool(true) && schema::type_of(node) == "object" && !requires)
+        .then(|| Value::Object(Map::new()))
 }
 
 /// A rate written as a number per a time unit (`"10 per minute"`) where an object takes it as
@@ -6360,6 +6373,21 @@ mod tests {
         // A part that is no name (it holds a blank) makes no reference list.
         let options = rewrites(&json!("infra controllers, configs"), &depends_on);
         assert!(options.iter().all(|o| o[0].is_string()), "{options:?}");
+    }
+
+    #[test]
+    fn true_where_an_object_of_optional_settings_belongs_is_that_object_present() {
+        let http10 =
+            json!({"type": "object", "properties": {"useDefaultHost": {"type": "boolean"}}});
+        assert_eq!(present_for_true(&json!(true), &http10), Some(json!({})));
+        assert_eq!(present_for_true(&json!(false), &http10), None);
+        let required = json!({"type": "object", "required": ["host"], "properties": {
+            "host": {"type": "string"}}});
+        assert_eq!(present_for_true(&json!(true), &required), None);
+        assert_eq!(
+            present_for_true(&json!(true), &json!({"type": "string"})),
+            None
+        );
     }
 
     #[test]

@@ -1242,3 +1242,52 @@ fn a_rule_over_match_labels_that_refuses_a_labels_list_is_offered_the_in_require
             {"key": "app", "operator": "In", "values": ["shop", "shop-canary"]}]})
     );
 }
+
+#[test]
+fn amounts_in_mixed_units_are_counted_in_each_fields_unit() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"patroni": {"type": "object", "properties": {
+            "ttl": {"type": "integer", "description": "Leader lock lifetime in seconds."},
+            "retry_timeout": {"type": "integer",
+                "description": "Seconds before DCS and Postgres operations are retried."},
+            "maximum_lag_on_failover": {"type": "integer", "format": "int64",
+                "description": "Largest lag in bytes a replica may have to be promoted."}}}}}}});
+    let given = json!({"apiVersion": "acid.zalan.do/v1", "kind": "postgresql",
+        "metadata": {"name": "p"},
+        "spec": {"patroni": {"ttl": "30s", "retry_timeout": "10000ms",
+            "maximum_lag_on_failover": "32 MiB"}}});
+    let type_error = |p: &str| FieldError {
+        pointer: p.into(),
+        kind: ErrorKind::Type {
+            expected: "integer".into(),
+        },
+        message: "must be of type integer".into(),
+    };
+    let errors = ValidationOutcome {
+        errors: vec![
+            type_error("/spec/patroni/maximum_lag_on_failover"),
+            type_error("/spec/patroni/retry_timeout"),
+            type_error("/spec/patroni/ttl"),
+        ],
+        warnings: vec![],
+    };
+    let (out, _) = run_against(
+        &schema,
+        &choice_settings(),
+        &given,
+        &errors,
+        &[
+            ok("{\"choice\": 1}"),
+            ok("{\"choice\": 1}"),
+            ok("{\"choice\": 1}"),
+        ],
+    );
+    let object = match out {
+        LlmOutcome::Fixed { object, .. } => object,
+        other => panic!("expected the amounts, got {other:?}"),
+    };
+    assert_eq!(
+        object["spec"]["patroni"],
+        json!({"ttl": 30, "retry_timeout": 10, "maximum_lag_on_failover": 33554432})
+    );
+}

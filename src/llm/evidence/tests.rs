@@ -633,6 +633,28 @@ fn a_truth_value_stated_in_words_keeps_no_digit_of_a_name_but_every_number_of_it
     let given = json!({"spec": {"autoPromotion": "yes, once it has been healthy for 10 minutes"}});
     let yes = json!({"spec": {"autoPromotion": true}});
     assert_refused(&given, &yes, "/spec/autoPromotion", "drops 10");
+    // A number of a remark set off by a dash or brackets is the remark's (why, not when).
+    for said in [
+        "no longer suspended - quota for the 32 H100s was approved",
+        "no longer suspended (quota for 32 GPUs approved)",
+    ] {
+        let given = json!({"spec": {"suspend": said}});
+        assert_accepted(&given, &json!({"spec": {"suspend": false}}));
+        assert_refused(
+            &given,
+            &json!({"spec": {"suspend": true}}),
+            "/spec/suspend",
+            "drops 32",
+        );
+    }
+    // An amount in the remark is a setting the user may want, not background.
+    let given = json!({"spec": {"forceDelete": "no - keep a 7 day recovery window"}});
+    assert_refused(
+        &given,
+        &json!({"spec": {"forceDelete": false}}),
+        "/spec/forceDelete",
+        "drops 7",
+    );
 }
 
 #[test]

@@ -591,13 +591,12 @@ fn dropped(
     // off by blanks, in brackets: `"no longer suspended - quota for the 32 H100s was
     // approved"`) are the remark's, as the certainty layer reads remarks; an amount is a
     // setting the user may want (`"no - keep a 7 day recovery window"`), never a remark's.
-    let own_numbers = if (truth_stated || absence_stated)
-        && !super::readings::states_an_amount(value_part)
-    {
-        standalone_numbers(&crate::certainty::without_remarks(value_part))
-    } else {
-        standalone_numbers(value_part)
-    };
+    let own_numbers =
+        if (truth_stated || absence_stated) && !super::readings::states_an_amount(value_part) {
+            standalone_numbers(&crate::certainty::without_remarks(value_part))
+        } else {
+            standalone_numbers(value_part)
+        };
     let dropped = numbers(value_part).into_iter().find(|n| {
         !written_numbers.contains(n)
             && !kept.contains(n)

@@ -1,6 +1,7 @@
 //! Property tests through the real `.wasm`: whatever the input, the policy answers with a
 //! well-formed response (never a trap, never a waPC error), and every repair it makes is
-//! valid, stays under `/spec`, and never invents `/spec/serviceAccount`.
+//! valid, stays within the object's content (never its identity or status), and never invents
+//! `/spec/serviceAccount`.
 //!
 //! Case counts are modest (each case is a fresh wasm instance); raise them with
 //! `PROPTEST_CASES=2000 cargo test -p crfix-e2e-tests --test fuzz`.
@@ -234,8 +235,13 @@ fn check_repair(
         let op_json = serde_json::to_value(op).unwrap_or(Value::Null);
         for key in ["path", "from"] {
             if let Some(p) = op_json.get(key).and_then(Value::as_str) {
+                // The object's content (the default allowedPaths): anything but its identity
+                // and status; metadata beyond the annotation is checked above.
+                let content = !["/apiVersion", "/kind", "/status"]
+                    .iter()
+                    .any(|root| p == *root || p.starts_with(&format!("{root}/")));
                 prop_assert!(
-                    p.starts_with("/spec/") || p.starts_with("/metadata"),
+                    !p.is_empty() && content,
                     "{} touches {}: {}",
                     op_json,
                     p,

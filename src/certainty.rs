@@ -233,6 +233,7 @@ pub fn meaning_kept_over(
                             candidate,
                             schema::node_at(schema, &path),
                         ),
+                        refused_name_respelt(&path, schema::node_at(schema, &path), before, value),
                         part_cut(
                             &path,
                             schema::node_at(schema, &path),
@@ -667,6 +668,44 @@ fn placeholder_replaced(
     ))
 }
 
+/// `type: Ready` where a rule says `!(self in ['Ready', 'Available'])` → `ready`: a value a
+/// rule of the field refuses by name, written with other case or separators, is that name to
+/// the user and another one to the system (condition types, kinds and keys are compared
+/// exactly): it slips past the rule and means nothing the user asked for. Never a repair.
+fn refused_name_respelt(
+    path: &str,
+    node: Option<&Value>,
+    before: Option<&Value>,
+    after: &Value,
+) -> Option<Violation> {
+    let (Some(Value::String(said)), Value::String(written)) = (before, after) else {
+        return None;
+    };
+    let canonical = |s: &str| -> String {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    if said == written || canonical(said) != canonical(written) || canonical(said).is_empty() {
+        return None;
+    }
+    let rules = node?.get("x-kubernetes-validations")?.as_array()?;
+    let named = rules
+        .iter()
+        .filter_map(|r| r.get("rule").and_then(Value::as_str))
+        .any(|rule| rule.contains(&format!("'{said}'")) || rule.contains(&format!("\"{said}\"")));
+    named.then(|| {
+        Violation::new(
+            path,
+            format!(
+                "writes {written:?}, which is {said:?} spelt another way, and a rule refuses \
+                 {said:?} by name: another spelling only slips past the rule"
+            ),
+        )
+    })
+}
+
 /// Does the field take the name of an environment variable (its description says so)?
 fn names_a_variable(node: &Value) -> bool {
     let description = node
@@ -995,6 +1034,22 @@ fn takes_a_host(path: &str) -> bool {
                 .iter()
                 .any(|w| name.contains(w))
         })
+}
+
+/// The port a URL that names none is at: its scheme's (`https://api.example.com` → 443).
+pub fn scheme_default_port(text: &str) -> Option<u16> {
+    let (scheme, rest) = text.trim().split_once("://")?;
+    url_host(text)?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    if host.contains(':') {
+        return None;
+    }
+    match scheme.to_ascii_lowercase().as_str() {
+        "http" | "ws" => Some(80),
+        "https" | "wss" => Some(443),
+        _ => None,
+    }
 }
 
 /// The host of a URL written with a scheme (`http://a.b.svc:9080/x` → `a.b.svc`).
@@ -1873,6 +1928,30 @@ mod tests {
         let given = object(json!({"host": "${AWS_REGION}"}));
         let named = object(json!({"host": "AWS_REGION"}));
         assert_eq!(meaning_kept(&s, &given, &named).len(), 1);
+    }
+
+    #[test]
+    fn a_name_a_rule_refuses_is_never_respelt_past_it() {
+        let mut s = schema();
+        s["properties"]["spec"]["properties"]["condition"] = json!({"type": "string",
+            "x-kubernetes-validations": [{"rule": "!(self in ['Ready','Available'])"}]});
+        let given = object(json!({"condition": "Ready"}));
+        for respelt in ["ready", "READY", "re-ady"] {
+            let v = meaning_kept(&s, &given, &object(json!({"condition": respelt})));
+            assert!(
+                v.iter().any(|v| v.message.contains("refuses")),
+                "{respelt}: {v:?}"
+            );
+        }
+        // Another name is no respelling; a name the rule does not name may be respelt.
+        let other = meaning_kept(&s, &given, &object(json!({"condition": "NodeHealthy"})));
+        assert!(
+            other.iter().all(|v| !v.message.contains("refuses")),
+            "{other:?}"
+        );
+        let given = object(json!({"condition": "Healthy_Node"}));
+        let v = meaning_kept(&s, &given, &object(json!({"condition": "HealthyNode"})));
+        assert!(v.iter().all(|v| !v.message.contains("refuses")), "{v:?}");
     }
 
     #[test]

@@ -457,21 +457,88 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
             .and_then(|s| rate_as_count_and_unit(s, node))
             .map(|rate| vec![Edit::Set(p.to_string(), rate)]),
     );
-    options.extend(present_for_true(v, node).map(|on| vec![Edit::Set(p.to_string(), on)]));
+    options.extend(truth_as_object(v, node).map(|on| vec![Edit::Set(p.to_string(), on)]));
+    options.extend(
+        v.as_str()
+            .and_then(|s| url_as_host_and_port(s, node))
+            .map(|endpoint| vec![Edit::Set(p.to_string(), endpoint)]),
+    );
+    options.extend(
+        v.as_str()
+            .and_then(super::readings::cidr_of_netmask)
+            .map(|cidr| vec![Edit::Set(p.to_string(), Value::from(cidr))]),
+    );
     rewrite_readings(sources, p, v, node, &mut options);
     options
 }
 
-/// `true` where an object belongs whose presence turns something on (`http10: true` for an
-/// `http10` object of optional settings): the object with nothing set, its settings left at
-/// their defaults. Never `false`: an empty object would turn on what the user turned off.
-fn present_for_true(v: &Value, node: &Value) -> Option<Value> {
+/// A truth value where an object of optional settings belongs (`http10: true`,
+/// `machineHealthCheck: "disabled (never auto-remediate)"`): the object's own switch set to it,
+/// where it declares one (`enable` or `enabled`, a boolean), else, for `true`, the object
+/// present with nothing set, its settings left at their defaults. Never an empty object for
+/// `false`: it would turn on what the user turned off.
+fn truth_as_object(v: &Value, node: &Value) -> Option<Value> {
     let requires = node
         .get("required")
         .and_then(Value::as_array)
         .is_some_and(|r| !r.is_empty());
-    (*v == Value::Bool(true) && schema::type_of(node) == "object" && !requires)
-        .then(|| Value::Object(Map::new()))
+    if schema::type_of(node) != "object" || requires {
+        return None;
+    }
+    let truth = match v {
+        Value::Bool(b) => *b,
+        Value::String(text) => super::readings::stated_bool(text)?,
+        _ => return None,
+    };
+    let switches: Vec<&String> = node
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(name, child)| {
+            matches!(name.to_ascii_lowercase().as_str(), "enable" | "enabled")
+                && schema::type_of(child) == "boolean"
+        })
+        .map(|(name, _)| name)
+        .collect();
+    match switches.as_slice() {
+        [switch] => {
+            let mut object = Map::new();
+            object.insert((*switch).clone(), Value::Bool(truth));
+            Some(Value::Object(object))
+        }
+        [] if truth && v.is_boolean() => Some(Value::Object(Map::new())),
+        _ => None,
+    }
+}
+
+/// A URL where an object of a host and a port belongs (`controlPlaneEndpoint:
+/// "https://api.example.com"`): its host, and its port or, where it names none, its scheme's
+/// (443 for https). A URL with a path says more than the object holds: no reading.
+fn url_as_host_and_port(text: &str, node: &Value) -> Option<Value> {
+    let properties = node.get("properties")?.as_object()?;
+    properties
+        .get("host")
+        .filter(|h| schema::type_of(h) == "string")?;
+    let port_field = properties.get("port")?;
+    let (_, rest) = text.trim().split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    if rest[authority.len()..].trim_matches('/').len() > 0 || authority.contains('@') {
+        return None;
+    }
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) => (host, port.parse::<u16>().ok()?),
+        None => (authority, crate::certainty::scheme_default_port(text)?),
+    };
+    let port = match schema::type_of(port_field) {
+        "integer" => Value::from(port),
+        "string" => Value::from(port.to_string()),
+        _ => return None,
+    };
+    let mut endpoint = Map::new();
+    endpoint.insert("host".into(), Value::from(host));
+    endpoint.insert("port".into(), port);
+    Some(Value::Object(endpoint))
 }
 
 /// A rate written as a number per a time unit (`"10 per minute"`) where an object takes it as
@@ -6376,18 +6443,56 @@ mod tests {
     }
 
     #[test]
-    fn true_where_an_object_of_optional_settings_belongs_is_that_object_present() {
+    fn a_truth_value_where_an_object_of_optional_settings_belongs_is_its_switch_or_its_presence() {
         let http10 =
             json!({"type": "object", "properties": {"useDefaultHost": {"type": "boolean"}}});
-        assert_eq!(present_for_true(&json!(true), &http10), Some(json!({})));
-        assert_eq!(present_for_true(&json!(false), &http10), None);
+        assert_eq!(truth_as_object(&json!(true), &http10), Some(json!({})));
+        assert_eq!(truth_as_object(&json!(false), &http10), None);
+        assert_eq!(truth_as_object(&json!("yes"), &http10), None);
         let required = json!({"type": "object", "required": ["host"], "properties": {
             "host": {"type": "string"}}});
-        assert_eq!(present_for_true(&json!(true), &required), None);
+        assert_eq!(truth_as_object(&json!(true), &required), None);
         assert_eq!(
-            present_for_true(&json!(true), &json!({"type": "string"})),
+            truth_as_object(&json!(true), &json!({"type": "string"})),
             None
         );
+        // The object's own switch takes the truth value, in words too.
+        let check = json!({"type": "object", "properties": {"enable": {"type": "boolean"},
+            "maxUnhealthy": {"type": "string"}}});
+        assert_eq!(
+            truth_as_object(
+                &json!("disabled (never auto-remediate, see INC-2291)"),
+                &check
+            ),
+            Some(json!({"enable": false}))
+        );
+        assert_eq!(
+            truth_as_object(&json!(true), &check),
+            Some(json!({"enable": true}))
+        );
+        assert_eq!(truth_as_object(&json!("only on weekdays"), &check), None);
+    }
+
+    #[test]
+    fn a_url_where_a_host_and_a_port_belong_is_its_host_and_its_schemes_port() {
+        let endpoint = json!({"type": "object", "properties": {
+            "host": {"type": "string"}, "port": {"type": "integer"}}});
+        assert_eq!(
+            url_as_host_and_port("https://api.lab.example.com", &endpoint),
+            Some(json!({"host": "api.lab.example.com", "port": 443}))
+        );
+        assert_eq!(
+            url_as_host_and_port("http://10.0.0.5:6443/", &endpoint),
+            Some(json!({"host": "10.0.0.5", "port": 6443}))
+        );
+        // A path, a scheme with no known port, or no URL at all: no reading.
+        for text in [
+            "https://a.example.com/healthz",
+            "tcp://a.example.com",
+            "a.example.com",
+        ] {
+            assert_eq!(url_as_host_and_port(text, &endpoint), None, "{text}");
+        }
     }
 
     #[test]

@@ -412,6 +412,23 @@ fn invented(
         .chain(referred.as_ref())
         .chain(annotation.as_ref())
         .collect();
+    // A URL that names no port is at its scheme's (`https://api.example.com` is port 443).
+    let scheme_port = replaced
+        .and_then(Value::as_str)
+        .and_then(crate::certainty::scheme_default_port)
+        .is_some_and(|port| {
+            leaf.text == port.to_string()
+                && pointer::split_last(&leaf.pointer)
+                    .is_some_and(|(_, field)| field.to_ascii_lowercase().contains("port"))
+        });
+    // An address with its dotted netmask is that range in CIDR notation.
+    let netmask_counted = replaced
+        .and_then(Value::as_str)
+        .and_then(super::readings::cidr_of_netmask)
+        .is_some_and(|cidr| cidr == leaf.text);
+    if scheme_port || netmask_counted {
+        return None;
+    }
     // A number is a word of its own: the `1` of `"match prod-eu1-md-1"` is part of a name.
     if leaf.number
         && !sources
@@ -627,6 +644,7 @@ fn restated(leaf: &Leaf, schema: &Value, old_object: Option<&Value>, written: &s
         })
         || relative_to_old(&said, old_object, &leaf.pointer, written)
         || in_field_unit(schema, &leaf.pointer, &said, written, old_object)
+        || super::readings::cidr_of_netmask(&leaf.text).as_deref() == Some(written)
 }
 
 /// Is `written` the amount the user's text `said` for the field at `p` states: the same

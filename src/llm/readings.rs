@@ -2090,6 +2090,23 @@ pub fn bare_number(text: &str) -> Option<f64> {
     }
 }
 
+/// An address and its dotted netmask (`"192.168.10.0 255.255.255.0"`, a router's or
+/// `ifconfig`'s notation, or `192.168.10.0/255.255.255.0`) in CIDR notation, the mask's
+/// prefix length counted (`192.168.10.0/24`); `None` for a mask whose ones are not contiguous
+/// or anything else.
+pub fn cidr_of_netmask(text: &str) -> Option<String> {
+    let text = text.trim();
+    let (address, mask) = text
+        .split_once(char::is_whitespace)
+        .or_else(|| text.split_once('/'))?;
+    let (address, mask) = (address.trim(), mask.trim());
+    let address: std::net::Ipv4Addr = address.parse().ok()?;
+    let mask: std::net::Ipv4Addr = mask.parse().ok()?;
+    let bits = u32::from(mask);
+    let prefix = bits.leading_ones();
+    (bits.checked_shl(prefix).unwrap_or(0) == 0).then(|| format!("{address}/{prefix}"))
+}
+
 /// Does `text` state an amount (a number with a unit)?
 pub fn states_an_amount(text: &str) -> bool {
     !amounts(text).is_empty()
@@ -2771,6 +2788,31 @@ fn amount_at(tokens: &[&str], i: usize) -> Option<Read> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_dotted_netmask_is_its_prefix_length() {
+        assert_eq!(
+            cidr_of_netmask("192.168.10.0 255.255.255.0").as_deref(),
+            Some("192.168.10.0/24")
+        );
+        assert_eq!(
+            cidr_of_netmask("10.0.0.0/255.255.0.0").as_deref(),
+            Some("10.0.0.0/16")
+        );
+        assert_eq!(
+            cidr_of_netmask("10.1.2.3 255.255.255.255").as_deref(),
+            Some("10.1.2.3/32")
+        );
+        // Ones that are not contiguous mask no range; a CIDR already is none to read.
+        for text in [
+            "10.0.0.0 255.0.255.0",
+            "10.0.0.0/8",
+            "10.0.0.0 24",
+            "web 255.255.255.0",
+        ] {
+            assert_eq!(cidr_of_netmask(text), None, "{text}");
+        }
+    }
     use super::*;
     use serde_json::json;
 

@@ -742,3 +742,39 @@ fn a_rates_count_keeps_its_time_unit_only_where_the_unit_is_written_beside_it() 
         );
     }
 }
+
+#[test]
+fn a_url_that_names_no_port_is_at_its_schemes_port() {
+    let given = json!({"apiVersion": "x/v1", "kind": "C", "metadata": {"name": "a"},
+        "spec": {"endpoint": "https://api.lab.example.com"}});
+    let at = |port: Value| {
+        with(
+            &given,
+            "/spec/endpoint",
+            json!({"host": "api.lab.example.com", "port": port}),
+        )
+    };
+    assert_accepted(&given, &at(json!(443)));
+    assert_refused(&given, &at(json!(6443)), "/spec/endpoint/port", "invented");
+    // A URL that names its port states that one only.
+    let given = with(
+        &given,
+        "/spec/endpoint",
+        json!("https://api.lab.example.com:8443"),
+    );
+    let named = with(
+        &given,
+        "/spec/endpoint",
+        json!({"host": "api.lab.example.com", "port": 443}),
+    );
+    assert_refused(&given, &named, "/spec/endpoint/port", "invented");
+}
+
+#[test]
+fn an_address_with_its_dotted_netmask_is_that_range_in_cidr_notation() {
+    let given = json!({"apiVersion": "x/v1", "kind": "P", "metadata": {"name": "a"},
+        "spec": {"cidrs": ["10.8.0.0/16", "192.168.10.0 255.255.255.0"]}});
+    let cidr = |range: &str| with(&given, "/spec/cidrs", json!(["10.8.0.0/16", range]));
+    assert_accepted(&given, &cidr("192.168.10.0/24"));
+    assert_refused(&given, &cidr("192.168.10.0/16"), "/spec/cidrs/1", "");
+}

@@ -737,6 +737,30 @@ fn variable_named(placeholder: &str) -> Option<&str> {
         .then_some(name)
 }
 
+/// Is `cut` (written as `after`) what the whole `text` gives the field at `path`, its syntax
+/// aside: a URL's host, a pasted command line's flag value or argument, a change note's new
+/// side (`stored` on UPDATE), a kind named as a resource, or the text's amount counted in the
+/// unit the field's description names (`"10000ms"` → `10` where it counts seconds)?
+fn what_the_text_gives(
+    path: &str,
+    node: Option<&Value>,
+    text: &str,
+    cut: &str,
+    after: &Value,
+    stored: Option<&Value>,
+) -> bool {
+    let description = node
+        .and_then(|n| n.get("description"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    after.as_f64().is_some_and(|n| {
+        crate::llm::readings::same_amount_in_field_unit(text, n, description, stored)
+    }) || text_gives_for(text, path).is_some_and(|given| given.eq_ignore_ascii_case(cut))
+        || stored.and_then(|s| crate::llm::readings::change_note_target(text, s)) == Some(cut)
+        || node.is_some_and(|n| command_argument(text, |a| takes_word(n, a)) == Some(cut))
+        || crate::llm::readings::names_kind_as_resource(text, cut)
+}
+
 /// `"Billing Events/EU"` → `"Billing"`, `"+2"` → `2`, `"reviews-*"` → `"reviews"`, a URL →
 /// its port: a value cut out of the user's text is a reading of it only when what it leaves
 /// behind is commentary: plain words (`"1.4 or any later patch"` → `1.4`, `"3 replicas"` → 3)
@@ -776,23 +800,7 @@ fn part_cut(
     let at = lower
         .find(&cut.to_ascii_lowercase())
         .filter(|_| !cut.is_empty() && cut.len() < text.len())?;
-    // A change note's new side is the value; its other words are the note.
-    let note_target = stored.and_then(|s| crate::llm::readings::change_note_target(text, s));
-    // The text's amount counted in the unit the field's description names (`"10000ms"` →
-    // `10` where the field counts seconds) is the whole text restated, not a part of it.
-    let description = node
-        .and_then(|n| n.get("description"))
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let restated_in_field_unit = after.as_f64().is_some_and(|n| {
-        crate::llm::readings::same_amount_in_field_unit(text, n, description, stored)
-    });
-    if restated_in_field_unit
-        || text_gives_for(text, path).is_some_and(|given| given.eq_ignore_ascii_case(&cut))
-        || note_target == Some(cut.as_str())
-        || node.is_some_and(|n| command_argument(text, |a| takes_word(n, a)) == Some(cut.as_str()))
-        || crate::llm::readings::names_kind_as_resource(text, &cut)
-    {
+    if what_the_text_gives(path, node, text, &cut, after, stored) {
         return None;
     }
     let mut after_cut = &text[at + cut.len()..];

@@ -315,10 +315,7 @@ fn resolutions(
             }
             (ErrorKind::Unknown, Some(v)) => options.extend(relocations(sources, p, v)),
             (ErrorKind::Cel { .. }, _) if node.is_some_and(|n| schema::type_of(n) == "object") => {
-                options.extend(missing_children(sources, p, all_errors));
-                options.extend(stale_side(sources, p, all_errors));
-                // A rule over a selector's whole `matchLabels` that refuses a label's list.
-                options.extend(value.and_then(|v| label_values_as_requirement(sources, p, v)));
+                options.extend(object_rule_readings(sources, p, value, all_errors));
             }
             (_, Some(v)) => {
                 if let Some(node) = node {
@@ -401,6 +398,20 @@ fn keeps_words(said: &str, item: &Value) -> bool {
     super::evidence::tokens(said)
         .iter()
         .all(|w| held.contains(w))
+}
+
+/// Readings for a rule over the object at `p` (`value`): the children it misses, the side an
+/// update left stale, and a label's list in a selector's whole `matchLabels` as a requirement.
+fn object_rule_readings(
+    sources: &Sources,
+    p: &str,
+    value: Option<&Value>,
+    all_errors: &[FieldError],
+) -> Vec<Resolution> {
+    let mut options = missing_children(sources, p, all_errors);
+    options.extend(stale_side(sources, p, all_errors));
+    options.extend(value.and_then(|v| label_values_as_requirement(sources, p, v)));
+    options
 }
 
 /// The allowed values the user's text names, for an enum's error (none for other errors).
@@ -523,7 +534,7 @@ fn url_as_host_and_port(text: &str, node: &Value) -> Option<Value> {
     let port_field = properties.get("port")?;
     let (_, rest) = text.trim().split_once("://")?;
     let authority = rest.split(['/', '?', '#']).next()?;
-    if rest[authority.len()..].trim_matches('/').len() > 0 || authority.contains('@') {
+    if !rest[authority.len()..].trim_matches('/').is_empty() || authority.contains('@') {
         return None;
     }
     let (host, port) = match authority.rsplit_once(':') {

@@ -412,23 +412,6 @@ fn invented(
         .chain(referred.as_ref())
         .chain(annotation.as_ref())
         .collect();
-    // A URL that names no port is at its scheme's (`https://api.example.com` is port 443).
-    let scheme_port = replaced
-        .and_then(Value::as_str)
-        .and_then(crate::certainty::scheme_default_port)
-        .is_some_and(|port| {
-            leaf.text == port.to_string()
-                && pointer::split_last(&leaf.pointer)
-                    .is_some_and(|(_, field)| field.to_ascii_lowercase().contains("port"))
-        });
-    // An address with its dotted netmask is that range in CIDR notation.
-    let netmask_counted = replaced
-        .and_then(Value::as_str)
-        .and_then(super::readings::cidr_of_netmask)
-        .is_some_and(|cidr| cidr == leaf.text);
-    if scheme_port || netmask_counted {
-        return None;
-    }
     // A number is a word of its own: the `1` of `"match prod-eu1-md-1"` is part of a name.
     if leaf.number
         && !sources
@@ -449,6 +432,19 @@ fn invented(
     })
 }
 
+/// Does the notation of the user's `said` state the written `leaf` without writing it out (the
+/// amounts step's first question): the
+/// port of a URL that names none, its scheme's (`https://api.example.com` is port 443), or the
+/// range of an address with a dotted netmask in CIDR notation?
+fn notation_states(said: &str, leaf: &Leaf) -> bool {
+    let scheme_port = crate::certainty::scheme_default_port(said).is_some_and(|port| {
+        leaf.text == port.to_string()
+            && pointer::split_last(&leaf.pointer)
+                .is_some_and(|(_, field)| field.to_ascii_lowercase().contains("port"))
+    });
+    scheme_port || super::readings::cidr_of_netmask(said).is_some_and(|cidr| cidr == leaf.text)
+}
+
 /// The amounts step of [`invented`]: the written `leaf` against the amount of the user's
 /// scalar it `replaced` or of the annotation that scalar points to, or, for a missing value,
 /// the amount a sentence of the annotations says about the field. `None` when amounts say
@@ -461,6 +457,12 @@ fn amount_said(
     replaced: Option<&Value>,
     annotation: Option<&Value>,
 ) -> Option<Result<(), String>> {
+    if replaced
+        .and_then(Value::as_str)
+        .is_some_and(|said| notation_states(said, leaf))
+    {
+        return Some(Ok(()));
+    }
     let Some(v) = replaced else {
         let description = crate::schema::node_at(schema, &leaf.pointer)
             .and_then(|node| node.get("description"))

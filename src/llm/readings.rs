@@ -1166,10 +1166,12 @@ fn before_remark(text: &str) -> Option<(&str, &str)> {
 }
 
 /// The truth value a text states, when it states one (`"yes, until the migration"`, `"off
-/// (maintenance)"`); `None` when it says none or both.
+/// (maintenance)"`); `None` when it says none or both. It is stated before the text's remarks:
+/// the `no` of `"suspended - no quota yet"` speaks of something else.
 pub fn stated_bool(text: &str) -> Option<bool> {
     const TRUE: [&str; 5] = ["yes", "true", "enable", "enabled", "y"];
     const FALSE: [&str; 7] = ["no", "false", "off", "disable", "disabled", "never", "n"];
+    let text = crate::certainty::without_remarks(text);
     let said: Vec<String> = text
         .split(|c: char| !c.is_alphabetic())
         .filter(|w| !w.is_empty())
@@ -3736,6 +3738,13 @@ mod tests {
         assert_eq!(stated_bool("yes, this is the intermediate CA"), Some(true));
         assert_eq!(stated_bool("only for the mesh"), None);
         assert_eq!(stated_bool("yes and no"), None);
+        // A remark's no speaks of something else; the value is stated before it.
+        assert_eq!(stated_bool("suspended - no quota yet"), None);
+        assert_eq!(stated_bool("enabled (no TLS on this port)"), Some(true));
+        assert_eq!(
+            stated_bool("no longer suspended - quota approved"),
+            Some(false)
+        );
         assert_eq!(stated_bool("on (for now)"), Some(true));
         assert_eq!(stated_bool("off on Fridays"), Some(false));
         assert_eq!(stated_bool("not needed, leave it as it is"), Some(false));

@@ -211,7 +211,8 @@ pub fn meaning_kept_over(
             json_patch::PatchOperation::Add(json_patch::AddOperation { value, .. })
             | json_patch::PatchOperation::Replace(json_patch::ReplaceOperation { value, .. }) => {
                 let before = given.pointer(&path);
-                let allowed = schema::node_at(schema, &path)
+                let node = schema::node_at(schema, &path);
+                let allowed = node
                     .and_then(|n| n.get("enum"))
                     .and_then(Value::as_array)
                     .map(Vec::as_slice)
@@ -227,22 +228,9 @@ pub fn meaning_kept_over(
                         split_inside_items(&path, before, stored, value),
                         operator_cut(&path, before, value),
                         bracket_cut(&path, before, value),
-                        placeholder_replaced(
-                            &path,
-                            before,
-                            candidate,
-                            schema::node_at(schema, &path),
-                        ),
-                        refused_name_respelt(&path, schema::node_at(schema, &path), before, value),
-                        part_cut(
-                            &path,
-                            schema::node_at(schema, &path),
-                            before,
-                            value,
-                            stored,
-                            given,
-                            candidate,
-                        ),
+                        placeholder_replaced(&path, before, candidate, node),
+                        refused_name_respelt(&path, node, before, value),
+                        part_cut(&path, node, before, value, stored, given, candidate),
                         retyped(schema, &path, before, value),
                         structure_deleted(schema, &path, before, Some(value), given, candidate),
                     ]
@@ -681,12 +669,7 @@ fn refused_name_respelt(
     let (Some(Value::String(said)), Value::String(written)) = (before, after) else {
         return None;
     };
-    let canonical = |s: &str| -> String {
-        s.chars()
-            .filter(char::is_ascii_alphanumeric)
-            .map(|c| c.to_ascii_lowercase())
-            .collect()
-    };
+    let canonical = crate::nearest::canonical;
     if said == written || canonical(said) != canonical(written) || canonical(said).is_empty() {
         return None;
     }
@@ -823,8 +806,8 @@ fn part_cut(
     }
     let mut rest = format!("{} {}", &text[..at], after_cut);
     // A URL's scheme is its syntax (`s3://bucket/prefix` → `bucket` leaves no `s3` behind).
-    if let Some((scheme, _)) = text.split_once("://").filter(|_| url_host(text).is_some()) {
-        rest = rest.replacen(&format!("{scheme}://"), " ", 1);
+    if let Some(url) = url_parts(text) {
+        rest = rest.replacen(&format!("{}://", url.scheme), " ", 1);
     }
     let left: Vec<String> = meaningful_words(&without_remarks(&rest))
         .into_iter()
@@ -1044,25 +1027,35 @@ fn takes_a_host(path: &str) -> bool {
         })
 }
 
-/// The port a URL that names none is at: its scheme's (`https://api.example.com` → 443).
-pub fn scheme_default_port(text: &str) -> Option<u16> {
-    let (scheme, rest) = text.trim().split_once("://")?;
-    url_host(text)?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    if host.contains(':') {
-        return None;
-    }
-    match scheme.to_ascii_lowercase().as_str() {
-        "http" | "ws" => Some(80),
-        "https" | "wss" => Some(443),
-        _ => None,
+/// A URL written with a scheme, cut at its syntax: `https://user@api.example.com:8443/x` is
+/// scheme `https`, user info, host `api.example.com`, port `8443` and path `/x`.
+pub struct UrlParts<'t> {
+    pub scheme: &'t str,
+    pub has_user: bool,
+    pub host: &'t str,
+    /// The port as written, if the URL names one.
+    pub port: Option<&'t str>,
+    /// What follows the authority: path, query and fragment.
+    pub rest: &'t str,
+}
+
+impl UrlParts<'_> {
+    /// The port the URL is at: the one it names, else its scheme's (`https` is 443).
+    pub fn port_or_default(&self) -> Option<u16> {
+        match self.port {
+            Some(port) => port.parse().ok(),
+            None => match self.scheme.to_ascii_lowercase().as_str() {
+                "http" | "ws" => Some(80),
+                "https" | "wss" => Some(443),
+                _ => None,
+            },
+        }
     }
 }
 
-/// The host of a URL written with a scheme (`http://a.b.svc:9080/x` → `a.b.svc`).
-fn url_host(text: &str) -> Option<&str> {
-    let (scheme, rest) = text.trim().split_once("://")?;
+/// `text` as a URL with a scheme and a host, cut into its parts.
+pub fn url_parts(text: &str) -> Option<UrlParts<'_>> {
+    let (scheme, after) = text.trim().split_once("://")?;
     if scheme.is_empty()
         || !scheme
             .chars()
@@ -1070,10 +1063,34 @@ fn url_host(text: &str) -> Option<&str> {
     {
         return None;
     }
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = host.split(':').next()?;
-    (!host.is_empty()).then_some(host)
+    let authority = after.split(['/', '?', '#']).next()?;
+    let (has_user, host_port) = match authority.rsplit_once('@') {
+        Some((_, h)) => (true, h),
+        None => (false, authority),
+    };
+    let (host, port) = match host_port.split_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (host_port, None),
+    };
+    (!host.is_empty()).then_some(UrlParts {
+        scheme,
+        has_user,
+        host,
+        port,
+        rest: &after[authority.len()..],
+    })
+}
+
+/// The port a URL that names none is at: its scheme's (`https://api.example.com` → 443).
+pub fn scheme_default_port(text: &str) -> Option<u16> {
+    url_parts(text)
+        .filter(|url| url.port.is_none())?
+        .port_or_default()
+}
+
+/// The host of a URL written with a scheme (`http://a.b.svc:9080/x` → `a.b.svc`).
+fn url_host(text: &str) -> Option<&str> {
+    url_parts(text).map(|url| url.host)
 }
 
 /// `text` without its remarks: what brackets enclose, and what follows a `#` or a dash set

@@ -18,9 +18,6 @@ use crate::settings::Settings;
 /// The annotation crfix writes on a repaired object; the only change allowed in metadata.
 pub const REPAIR_ANNOTATION: &str = "crfix.dev/repair";
 
-/// Paths no repair may ever touch, whatever the settings say.
-const FORBIDDEN_ROOTS: [&str; 3] = ["/apiVersion", "/kind", "/metadata"];
-
 /// Upper bound on the nodes visited when looking for the origin of a relocated value.
 const MAX_RELOCATION_SEARCH_NODES: usize = 100_000;
 
@@ -52,7 +49,7 @@ impl std::fmt::Display for Violation {
 
 /// Checks everything about `pointer` except protected paths.
 fn check_allowed(settings: &Settings, pointer: &str) -> Result<(), Violation> {
-    if let Some(root) = FORBIDDEN_ROOTS
+    if let Some(root) = crate::settings::NEVER_CHANGED
         .iter()
         .find(|root| pointer::is_under(pointer, root) || pointer::is_under(root, pointer))
     {

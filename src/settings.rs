@@ -276,9 +276,17 @@ impl Validatable for Settings {
     }
 }
 
-/// The top-level fields that are not the object's content: never changed unless `allowedPaths`
-/// names them (and `apiVersion`, `kind` and `metadata` never at all).
-pub const NOT_CONTENT: [&str; 4] = ["/apiVersion", "/kind", "/metadata", "/status"];
+/// What crfix never changes, whatever the settings (crfix's own annotation aside).
+pub const NEVER_CHANGED: [&str; 3] = ["/apiVersion", "/kind", "/metadata"];
+
+/// The top-level fields that are not the object's content: [`NEVER_CHANGED`], and `status`
+/// unless `allowedPaths` names it.
+pub const NOT_CONTENT: [&str; 4] = [
+    NEVER_CHANGED[0],
+    NEVER_CHANGED[1],
+    NEVER_CHANGED[2],
+    "/status",
+];
 
 impl Settings {
     /// Does `allowedPaths` let crfix change the value at `pointer`?
@@ -347,7 +355,7 @@ impl Settings {
         }
         for p in allowed_paths {
             check_pointer("allowedPaths", p)?;
-            for forbidden in ["/apiVersion", "/kind", "/metadata"] {
+            for forbidden in NEVER_CHANGED {
                 if crate::pointer::is_under(p, forbidden) || crate::pointer::is_under(forbidden, p)
                 {
                     return Err(format!(

@@ -532,15 +532,11 @@ fn url_as_host_and_port(text: &str, node: &Value) -> Option<Value> {
         .get("host")
         .filter(|h| schema::type_of(h) == "string")?;
     let port_field = properties.get("port")?;
-    let (_, rest) = text.trim().split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    if !rest[authority.len()..].trim_matches('/').is_empty() || authority.contains('@') {
+    let url = crate::certainty::url_parts(text)?;
+    if !url.rest.trim_matches('/').is_empty() || url.has_user {
         return None;
     }
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) => (host, port.parse::<u16>().ok()?),
-        None => (authority, crate::certainty::scheme_default_port(text)?),
-    };
+    let (host, port) = (url.host, url.port_or_default()?);
     let port = match schema::type_of(port_field) {
         "integer" => Value::from(port),
         "string" => Value::from(port.to_string()),

@@ -432,17 +432,17 @@ fn invented(
     })
 }
 
-/// Does the notation of the user's `said` state the written `leaf` without writing it out (the
-/// amounts step's first question): the
+/// Does the notation of the user's `said` state `written`, at `p`, without writing it out (the
+/// amounts step's first question, and a restatement for the drop check): the
 /// port of a URL that names none, its scheme's (`https://api.example.com` is port 443), or the
 /// range of an address with a dotted netmask in CIDR notation?
-fn notation_states(said: &str, leaf: &Leaf) -> bool {
+fn notation_states(said: &str, p: &str, written: &str) -> bool {
     let scheme_port = crate::certainty::scheme_default_port(said).is_some_and(|port| {
-        leaf.text == port.to_string()
-            && pointer::split_last(&leaf.pointer)
+        written == port.to_string()
+            && pointer::split_last(p)
                 .is_some_and(|(_, field)| field.to_ascii_lowercase().contains("port"))
     });
-    scheme_port || super::readings::cidr_of_netmask(said).is_some_and(|cidr| cidr == leaf.text)
+    scheme_port || super::readings::cidr_of_netmask(said).is_some_and(|cidr| cidr == written)
 }
 
 /// The amounts step of [`invented`]: the written `leaf` against the amount of the user's
@@ -459,7 +459,7 @@ fn amount_said(
 ) -> Option<Result<(), String>> {
     if replaced
         .and_then(Value::as_str)
-        .is_some_and(|said| notation_states(said, leaf))
+        .is_some_and(|said| notation_states(said, &leaf.pointer, &leaf.text))
     {
         return Some(Ok(()));
     }
@@ -646,7 +646,7 @@ fn restated(leaf: &Leaf, schema: &Value, old_object: Option<&Value>, written: &s
         })
         || relative_to_old(&said, old_object, &leaf.pointer, written)
         || in_field_unit(schema, &leaf.pointer, &said, written, old_object)
-        || super::readings::cidr_of_netmask(&leaf.text).as_deref() == Some(written)
+        || notation_states(&leaf.text, &leaf.pointer, written)
 }
 
 /// Is `written` the amount the user's text `said` for the field at `p` states: the same

@@ -200,6 +200,19 @@ fn context<'a>(
     }
 }
 
+/// The object the model's first choice makes of `given` against `schema`, each question
+/// answered with option 1; panics where no fix is made.
+fn fixed_on_first_choices(schema: &Value, given: &Value, errors: &ValidationOutcome) -> Value {
+    let first = ok("{\"choice\": 1}");
+    let answers = [first.clone(), first.clone(), first];
+    let (out, requests) = run_against(schema, &choice_settings(), given, errors, &answers);
+    assert!(!requests.is_empty());
+    match out {
+        LlmOutcome::Fixed { object, .. } => object,
+        other => panic!("expected a fix, got {other:?}"),
+    }
+}
+
 fn ok(s: impl Into<String>) -> Result<String, String> {
     Ok(s.into())
 }
@@ -1220,22 +1233,7 @@ fn a_rule_over_match_labels_that_refuses_a_labels_list_is_offered_the_in_require
         },
         "label values must be strings",
     );
-    let (out, requests) = run_against(
-        &schema,
-        &choice_settings(),
-        &given,
-        &errors,
-        &[
-            ok("{\"choice\": 1}"),
-            ok("{\"choice\": 1}"),
-            ok("{\"choice\": 1}"),
-        ],
-    );
-    assert!(!requests.is_empty());
-    let object = match out {
-        LlmOutcome::Fixed { object, .. } => object,
-        other => panic!("expected the requirement, got {other:?}"),
-    };
+    let object = fixed_on_first_choices(&schema, &given, &errors);
     assert_eq!(
         object["spec"]["podSelector"],
         json!({"matchLabels": {"tier": "web"}, "matchExpressions": [
@@ -1271,21 +1269,7 @@ fn amounts_in_mixed_units_are_counted_in_each_fields_unit() {
         ],
         warnings: vec![],
     };
-    let (out, _) = run_against(
-        &schema,
-        &choice_settings(),
-        &given,
-        &errors,
-        &[
-            ok("{\"choice\": 1}"),
-            ok("{\"choice\": 1}"),
-            ok("{\"choice\": 1}"),
-        ],
-    );
-    let object = match out {
-        LlmOutcome::Fixed { object, .. } => object,
-        other => panic!("expected the amounts, got {other:?}"),
-    };
+    let object = fixed_on_first_choices(&schema, &given, &errors);
     assert_eq!(
         object["spec"]["patroni"],
         json!({"ttl": 30, "retry_timeout": 10, "maximum_lag_on_failover": 33554432})

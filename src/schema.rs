@@ -90,6 +90,34 @@ pub fn enum_values(node: &Value) -> Option<&Vec<Value>> {
     node.get("enum").and_then(Value::as_array)
 }
 
+/// The string literals of the node's CEL rules (`self.kind in ['Gateway', 'Service']` →
+/// `Gateway`, `Service`), each as written between its quotes (no escapes read), in order.
+pub fn rule_literals(node: &Value) -> Vec<String> {
+    let rules = node
+        .get("x-kubernetes-validations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("rule").and_then(Value::as_str));
+    let mut out: Vec<String> = Vec::new();
+    for rule in rules {
+        let mut rest = rule;
+        while let Some(start) = rest.find(['\'', '"']) {
+            let quote = rest[start..].chars().next().unwrap_or('"');
+            let after = &rest[start + 1..];
+            let Some(end) = after.find(quote) else {
+                break;
+            };
+            let literal = &after[..end];
+            if !literal.contains('\\') && !out.iter().any(|o| o == literal) {
+                out.push(literal.to_string());
+            }
+            rest = &after[end + 1..];
+        }
+    }
+    out
+}
+
 /// The whole values a `pattern` spells out as literals (`^(@(daily|weekly)|[0-9 *]+)$` →
 /// `@daily`, `@weekly`): for a pattern, what `enum` is for an enum. At most
 /// [`MAX_PATTERN_LITERALS`]; a pattern that does not parse has none. Read from the syntax

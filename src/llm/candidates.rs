@@ -2608,6 +2608,9 @@ fn named_reference(s: &str, node: &Value) -> Vec<Value> {
         return Vec::new();
     };
     let s = s.trim();
+    if let Some((reference, namespace)) = namespace_flag(s) {
+        return namespaced_references(reference, namespace, node);
+    }
     // A name holds no blank and no `=` (`a=b` is a pair: [`pair_object`]).
     if s.is_empty() || s.contains(char::is_whitespace) || s.contains('=') {
         return Vec::new();
@@ -2620,6 +2623,43 @@ fn named_reference(s: &str, node: &Value) -> Vec<Value> {
         out.extend(name_and_part(s, target, properties));
     }
     out
+}
+
+/// kubectl's reference and its namespace flag (`secret/oidc -n identity`, `--namespace=x`,
+/// either order): the one word that is no flag, and the namespace.
+fn namespace_flag(s: &str) -> Option<(&str, &str)> {
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let (flag_at, namespace) = words.iter().enumerate().find_map(|(i, w)| match *w {
+        "-n" | "--namespace" => Some((i, *words.get(i + 1)?)),
+        _ => w.strip_prefix("--namespace=").map(|n| (i, n)),
+    })?;
+    let flag_words = if words[flag_at].contains('=') { 1 } else { 2 };
+    let rest: Vec<&str> = words
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !(flag_at..flag_at + flag_words).contains(i))
+        .map(|(_, w)| *w)
+        .collect();
+    match rest.as_slice() {
+        [reference] if !reference.starts_with('-') => Some((reference, namespace)),
+        _ => None,
+    }
+}
+
+/// The readings of a reference written with kubectl's namespace flag: each with that
+/// namespace, where the object names one freely; else none (the namespace is never dropped).
+fn namespaced_references(reference: &str, namespace: &str, node: &Value) -> Vec<Value> {
+    if !free_string(node, "namespace") || !is_dns_label(namespace) {
+        return Vec::new();
+    }
+    named_reference(reference, node)
+        .into_iter()
+        .filter(|r| r.get("namespace").is_none())
+        .map(|mut r| {
+            r["namespace"] = Value::from(namespace);
+            r
+        })
+        .collect()
 }
 
 /// A string property of `node` that takes any text (no enum).
@@ -2707,14 +2747,64 @@ fn scoped_name(s: &str, target: &str, node: &Value) -> Option<Value> {
         }
         return Some(reference);
     }
-    // What `kubectl get -o name` prints for a custom resource: its resource and API group
-    // (`cluster.postgresql.cnpg.io/pg-inventory`); the resource is the reference's own type.
-    if written_as_resource(scope) && is_dns_label(name.split('.').next().unwrap_or_default()) {
-        return Some(serde_json::json!({ target: name }));
+    if let Some(reference) = resource_reference(scope, name, target, node) {
+        return Some(reference);
     }
     let namespaced = free_string(node, "namespace") && target != "namespace";
     (namespaced && is_dns_label(scope) && is_dns_label(name))
         .then(|| serde_json::json!({ target: name, "namespace": scope }))
+}
+
+/// kubectl's name of a resource before a `/NAME`: what `kubectl get -o name` prints
+/// (`gateway.gateway.networking.k8s.io/public-gw`, the kind in lower case and its API group)
+/// or its lower-case `type/NAME` (`httproute/checkout`). The type is the kind the object's
+/// schema spells whose lower-case name or plural it is (an allowed value of its `kind`, or a
+/// literal its rules compare with), and the group goes where the object names one. A
+/// lower-case type that names no kind the schema spells is no type (it may be a namespace);
+/// a resource with its group is the reference's own type where nothing spells its kind
+/// (`cluster.postgresql.cnpg.io/pg-inventory` for `{name}`).
+fn resource_reference(scope: &str, name: &str, target: &str, node: &Value) -> Option<Value> {
+    let (resource, group) = match scope.split_once('.') {
+        Some((resource, group)) if written_as_resource(scope) => (resource, Some(group)),
+        _ => (scope, None),
+    };
+    if !is_dns_label(resource) || !is_dns_label(name.split('.').next().unwrap_or_default()) {
+        return None;
+    }
+    let kind = schema::child(node, "kind")
+        .and_then(|child| spelt_kind(resource, node, child))
+        .map(Value::from);
+    if kind.is_none() && group.is_none() {
+        return None;
+    }
+    let mut reference = serde_json::json!({ target: name });
+    if let Some(kind) = kind {
+        reference["kind"] = kind;
+    }
+    if let Some(group) = group.filter(|_| free_string(node, "group")) {
+        reference["group"] = Value::from(group);
+    }
+    Some(reference)
+}
+
+/// The one kind, as the schema spells it (the `kind` field's allowed values, or the literals
+/// of the object's and the field's rules), whose lower-case name or plural is `resource`.
+fn spelt_kind(resource: &str, object: &Value, kind: &Value) -> Option<String> {
+    let mut spelt: Vec<String> = schema::enum_values(kind)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect();
+    spelt.extend(schema::rule_literals(object));
+    spelt.extend(schema::rule_literals(kind));
+    spelt.retain(|k| written_as_kind(k) && super::readings::names_kind_as_type(resource, k));
+    spelt.sort();
+    spelt.dedup();
+    match spelt.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
 }
 
 /// A resource with its API group as kubectl writes one (`cluster.postgresql.cnpg.io`,
@@ -4887,6 +4977,58 @@ mod tests {
         assert!(!named_reference("widget/api", &free)
             .iter()
             .any(|r| r.get("kind").is_some()));
+    }
+
+    #[test]
+    fn kubectls_resource_name_is_the_kind_the_schema_spells_and_its_group() {
+        let target = json!({"type": "object", "required": ["kind", "name"],
+            "properties": {"group": {"type": "string"}, "kind": {"type": "string"},
+                "name": {"type": "string"}, "namespace": {"type": "string"}},
+            "x-kubernetes-validations": [{"rule":
+                "self.kind == 'Service' || (self.kind == 'Gateway' && self.group == 'gateway.networking.k8s.io')"}]});
+        assert_eq!(
+            named_reference("gateway.gateway.networking.k8s.io/public-gw", &target),
+            vec![json!({"name": "public-gw", "kind": "Gateway",
+                "group": "gateway.networking.k8s.io"})]
+        );
+        // The lower-case type alone, singular or plural, is the kind too, never a namespace.
+        assert_eq!(
+            named_reference("gateways/public-gw", &target),
+            vec![json!({"name": "public-gw", "kind": "Gateway"})]
+        );
+        // A word that spells no kind of the schema's is still a namespace.
+        assert_eq!(
+            named_reference("edge/public-gw", &target),
+            vec![json!({"name": "public-gw", "namespace": "edge"})]
+        );
+        // A resource with its group where nothing spells a kind: the reference's own type.
+        let named = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+        assert_eq!(
+            named_reference("cluster.postgresql.cnpg.io/pg-inventory", &named),
+            vec![json!({"name": "pg-inventory"})]
+        );
+    }
+
+    #[test]
+    fn kubectls_namespace_flag_beside_a_reference_is_its_namespace() {
+        let secret_ref = json!({"type": "object", "required": ["name"],
+            "properties": {"group": {"type": "string"}, "kind": {"type": "string"},
+                "name": {"type": "string"}, "namespace": {"type": "string"}}});
+        let readings = named_reference("secret/backoffice-oidc -n identity", &secret_ref);
+        assert_eq!(
+            readings.first(),
+            Some(&json!({"name": "backoffice-oidc", "kind": "Secret", "namespace": "identity"}))
+        );
+        assert!(readings.iter().all(|r| r["namespace"] == "identity"));
+        assert_eq!(
+            named_reference("--namespace=identity backoffice-oidc", &secret_ref),
+            vec![json!({"name": "backoffice-oidc", "namespace": "identity"})]
+        );
+        // Where the object names no namespace, the flag's is never dropped: no reading.
+        let local = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+        assert!(named_reference("backoffice-oidc -n identity", &local).is_empty());
+        // Two words beside the flag are no one reference.
+        assert!(named_reference("secret oidc -n identity", &secret_ref).is_empty());
     }
 
     #[test]

@@ -781,6 +781,12 @@ fn kind_of_resource<'a>(text: &str, allowed: &'a [Value]) -> Option<&'a str> {
     matching.next().is_none().then_some(one)
 }
 
+/// Is `word` kubectl's lower-case name of the kind `kind`: the kind or its plural, in lower
+/// case (`httproute`, `httproutes` for `HTTPRoute`)?
+pub(crate) fn names_kind_as_type(word: &str, kind: &str) -> bool {
+    word == kind.to_ascii_lowercase() || word == resource_plural(kind)
+}
+
 /// Is `text` kubectl's name of the resource whose kind is `kind` (`helmreleases.helm.toolkit.fluxcd.io`
 /// for `HelmRelease`)? The kind said in the API's spelling, its group being syntax.
 pub(crate) fn names_kind_as_resource(text: &str, kind: &str) -> bool {

@@ -1681,6 +1681,9 @@ fn flag_values<'t>(texts: impl IntoIterator<Item = &'t str>) -> Option<Vec<&'t s
 fn amount_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
     let whole = schema::type_of(node) == "integer";
     let description = node.get("description").and_then(Value::as_str);
+    if let Some(n) = super::readings::no_limit_number(s, description.unwrap_or_default()) {
+        return vec![Value::from(n)];
+    }
     // A count per item of a listed set is the total, never the count alone.
     if let Some(total) = super::readings::count_per_listed(s, description.unwrap_or_default()) {
         return number_value(total).into_iter().collect();
@@ -1819,6 +1822,12 @@ fn assign_parts(
 /// (a cron pattern), or a stored cron's time moved, then the text's own rewrites.
 fn text_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
+    // An int-or-string amount's number for no limit.
+    if schema::is_int_or_string(node) {
+        let description = node.get("description").and_then(Value::as_str);
+        let no_limit = super::readings::no_limit_number(s, description.unwrap_or_default());
+        out.extend(no_limit.map(Value::from));
+    }
     if node.get("pattern").is_some() || node.get("x-kubernetes-validations").is_some() {
         out.extend(super::cron::cron_in_words(s).map(Value::from));
         // A time of day in the clock notation the field's syntax takes (`"6:30pm"` →

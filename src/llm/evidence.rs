@@ -445,6 +445,17 @@ fn notation_states(said: &str, p: &str, written: &str) -> bool {
     scheme_port || super::readings::cidr_of_netmask(said).is_some_and(|cidr| cidr == written)
 }
 
+/// Is `written` the number the field's description says means no limit, where the user's
+/// text `said` states no limit?
+fn no_limit_as_described(schema: &Value, p: &str, said: &str, written: &str) -> bool {
+    let description = crate::schema::node_at(schema, p)
+        .and_then(|node| node.get("description"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    super::readings::no_limit_number(said, description)
+        .is_some_and(|n| written.parse::<i64>() == Ok(n))
+}
+
 /// The amounts step of [`invented`]: the written `leaf` against the amount of the user's
 /// scalar it `replaced` or of the annotation that scalar points to, or, for a missing value,
 /// the amount a sentence of the annotations says about the field. `None` when amounts say
@@ -507,6 +518,7 @@ fn amount_against(
         || relative_to_old(v, old_object, &leaf.pointer, &leaf.text)
         || states_schedule(&said, &leaf.text)
         || super::cron::same_time_of_day(&said, &leaf.text)
+        || no_limit_as_described(schema, &leaf.pointer, &said, &leaf.text)
     {
         return Some(Ok(()));
     }

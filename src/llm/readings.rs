@@ -1198,6 +1198,89 @@ pub fn stated_bool(text: &str) -> Option<bool> {
     }
 }
 
+/// Words that state no limit as a value (`"unlimited"`, `"keep forever"`, `"no cap"`).
+const NO_LIMIT: [&str; 10] = [
+    "unlimited",
+    "no limit",
+    "no time limit",
+    "without limit",
+    "without a limit",
+    "no maximum",
+    "no cap",
+    "infinite",
+    "forever",
+    "limitless",
+];
+
+/// The number that the field's `description` says means no limit (`"-1 means no time
+/// limit"`, `"0, the default, means no limit"`; `"any negative number means no limit"` and
+/// `"a negative number removes the limit"` are -1), where the user's `text` states no limit as
+/// its value (before its remarks, with no number and no negation beside it). A description
+/// that names no such number, or two, gives none: no limit is then no value the field holds.
+pub fn no_limit_number(text: &str, description: &str) -> Option<i64> {
+    let stated = crate::certainty::without_remarks(text).to_lowercase();
+    let says_no_limit = NO_LIMIT.iter().any(|w| contains_phrase(&stated, w))
+        && !numbers_said(&stated).iter().any(|n| n.decimal)
+        && !stated
+            .split(|c: char| !c.is_alphabetic())
+            .any(|w| ["not", "never", "don't", "isn't"].contains(&w));
+    if !says_no_limit {
+        return None;
+    }
+    let description = description.to_lowercase();
+    let mut meant: Vec<i64> = Vec::new();
+    for sentence in description.split(['.', ';']) {
+        let Some(at) = NO_LIMIT
+            .iter()
+            .chain(&["removes the limit", "no upper bound"])
+            .filter_map(|w| phrase_at(sentence, w))
+            .min()
+        else {
+            continue;
+        };
+        let before = &sentence[..at];
+        if before.contains("negative") {
+            meant.push(-1);
+            continue;
+        }
+        // The last number said before the words, when what stands between them says that
+        // number means them (`"-1 means"`, `"0, the default, means"`, `"-1 for"`).
+        let Some(last) = before.rfind(|c: char| c.is_ascii_digit()) else {
+            continue;
+        };
+        let start = before[..last]
+            .rfind(|c: char| !(c.is_ascii_digit() || c == '-'))
+            .map_or(0, |i| i + 1);
+        let between = &before[last + 1..];
+        let connects = between
+            .split(|c: char| !c.is_alphabetic() && c != '=')
+            .any(|w| ["means", "mean", "for", "=", "is", "disables"].contains(&w));
+        match before[start..=last].parse::<i64>() {
+            Ok(n) if connects && !before[..start].ends_with(char::is_alphanumeric) => meant.push(n),
+            _ => {}
+        }
+    }
+    meant.dedup();
+    match meant.as_slice() {
+        [n] => Some(*n),
+        _ => None,
+    }
+}
+
+/// Does `text` hold `phrase` as whole words?
+fn contains_phrase(text: &str, phrase: &str) -> bool {
+    phrase_at(text, phrase).is_some()
+}
+
+/// Where `text` holds `phrase` as whole words, first.
+fn phrase_at(text: &str, phrase: &str) -> Option<usize> {
+    text.match_indices(phrase).map(|(i, _)| i).find(|&i| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + phrase.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
 /// Does `text` begin with the word that ends the state the field `field` names (`resume` for
 /// `paused` or `suspend`, as `kubectl rollout resume`, `flux resume` and Argo's `resume` end
 /// a pause)? Then it states `false` for that field.
@@ -4017,5 +4100,53 @@ mod tests {
         assert_eq!(contradiction(Some(&policy_node()), &json!(14), None), None);
         let long = format!("14d {} one month", "x ".repeat(400));
         assert_eq!(contradiction(None, &json!(long), None), None);
+    }
+    #[test]
+    fn no_limit_is_the_number_the_description_says_means_it() {
+        let negative =
+            "Retries before giving up. 0 by default; any negative number means no limit.";
+        assert_eq!(
+            no_limit_number("unlimited - keep retrying", negative),
+            Some(-1)
+        );
+        assert_eq!(
+            no_limit_number(
+                "keep forever (legal hold)",
+                "-1 means no time limit. Default 7 days."
+            ),
+            Some(-1)
+        );
+        assert_eq!(
+            no_limit_number(
+                "unlimited",
+                "Caps the series; 0, the default, means no limit."
+            ),
+            Some(0)
+        );
+        assert_eq!(
+            no_limit_number("no limit", "Set to -1 for unlimited, 0 to disable."),
+            Some(-1)
+        );
+        // A description that names no number for it: no limit is no value of the field.
+        assert_eq!(
+            no_limit_number("unlimited", "Highest replica count; 100 when unset."),
+            None
+        );
+        // A number beside the words, or a negation, is not "no limit" alone.
+        assert_eq!(no_limit_number("unlimited, at most 500", negative), None);
+        assert_eq!(no_limit_number("not unlimited", negative), None);
+        // A number glued to a word is no number said (`int64`).
+        assert_eq!(
+            no_limit_number("unlimited", "An int64 for unlimited growth."),
+            None
+        );
+        // Two numbers said to mean it: which one is not certain.
+        assert_eq!(
+            no_limit_number(
+                "unlimited",
+                "0 means no limit. Legacy: -1 means no limit too."
+            ),
+            None
+        );
     }
 }

@@ -1696,10 +1696,16 @@ fn amount_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
         Some(Some(n)) if !whole => number_value(n).into_iter().collect(),
         Some(Some(n)) if n.abs() < 1e15 => vec![Value::from(n as i64)],
         Some(_) => Vec::new(),
-        None => numbers_in(s, whole)
-            .into_iter()
-            .take(MAX_ENUM_OPTIONS)
-            .collect(),
+        None => {
+            let numbers = numbers_in(s, whole);
+            if numbers.is_empty() {
+                return super::readings::counted_in_words(s)
+                    .and_then(number_value)
+                    .into_iter()
+                    .collect();
+            }
+            numbers.into_iter().take(MAX_ENUM_OPTIONS).collect()
+        }
     }
 }
 
@@ -2342,8 +2348,9 @@ fn one_list_property(node: &Value) -> Option<(&str, &Value)> {
     }
 }
 
-/// `a=b,c=d` as a map: the value itself when `node` is a map of strings (a rule's `labels`),
-/// and under each property of `node` that is one (`matchLabels` of a label selector).
+/// `a=b,c=d` as a map: the value itself when `node` is a map of strings (a rule's `labels`) or
+/// of amounts (each value read as the map takes it), and under each property of `node` that is
+/// a map of strings (`matchLabels` of a label selector).
 fn label_map(s: &str, node: &Value) -> Vec<Value> {
     let Some(pairs) = key_value_pairs(s) else {
         return Vec::new();
@@ -2361,6 +2368,10 @@ fn label_map(s: &str, node: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     if is_string_map(node) {
         out.push(Value::Object(pairs.clone()));
+    } else if quantity_map(node) {
+        // A map of amounts (`requests: "cpu=4,memory=16Gi"`): each value read by the map's
+        // value schema (`cpu: 4`).
+        out.extend(pairs_map(s, node).filter(|m| crate::certainty::accepts(node, m)));
     }
     let Some(properties) = node.get("properties").and_then(Value::as_object) else {
         return out;
@@ -2376,6 +2387,14 @@ fn label_map(s: &str, node: &Value) -> Vec<Value> {
             }),
     );
     out
+}
+
+/// A map whose values are numbers or int-or-string amounts (resources' `requests`).
+fn quantity_map(node: &Value) -> bool {
+    schema::type_of(node) == "object"
+        && node.get("additionalProperties").is_some_and(|a| {
+            matches!(schema::type_of(a), "integer" | "number") || schema::is_int_or_string(a)
+        })
 }
 
 /// A label given several values in a label selector's `matchLabels` (`app: [api, worker]`),
@@ -3141,7 +3160,9 @@ fn command_line(sources: &Sources, p: &str, value: &Value, node: &Value) -> Vec<
 /// A command line pasted where an object belongs (`kubectl set resources`'s `"--limits=cpu=2,
 /// memory=4Gi --requests=cpu=1"` for `resources`): each flag named like one of the object's
 /// properties gives that property's value, read by its schema (a map from `key=value` pairs).
-/// All or nothing: a named property whose value its schema does not take makes no reading.
+/// A flag given once per item names a list (`--tag ssd --tag az:use1-az2` for `tags`): its
+/// values are the items, in order. All or nothing: a named property whose value its schema
+/// does not take, or a flag given twice for one value, makes no reading.
 fn flags_object(text: &str, node: &Value) -> Option<Value> {
     let properties = node.get("properties")?.as_object()?;
     let mut object = Map::new();
@@ -3149,12 +3170,28 @@ fn flags_object(text: &str, node: &Value) -> Option<Value> {
         let Some((name, child)) = named_by_flag(&flag, properties.iter()) else {
             continue;
         };
+        if schema::type_of(child) == "array" {
+            let items = flag_part(value?, child)?;
+            let list = object
+                .entry(name.clone())
+                .or_insert_with(|| Value::Array(Vec::new()));
+            list.as_array_mut()?
+                .extend(items.as_array()?.iter().cloned());
+            continue;
+        }
         let value = value
             .and_then(|v| typed_part(v, child).or_else(|| pairs_map(v, child)))
             .filter(|v| crate::certainty::accepts(child, v))?;
-        object.insert(name.clone(), value);
+        if object.insert(name.clone(), value).is_some() {
+            return None;
+        }
     }
-    (!object.is_empty()).then_some(Value::Object(object))
+    let taken = object.iter().all(|(name, v)| {
+        properties
+            .get(name)
+            .is_some_and(|c| crate::certainty::accepts(c, v))
+    });
+    (!object.is_empty() && taken).then_some(Value::Object(object))
 }
 
 /// A command line's flags where a free map of texts belongs (`rayStartParams: "--num-cpus=0
@@ -3866,16 +3903,45 @@ fn map_as_keyed_items(value: &Value, node: &Value) -> Option<Value> {
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let [a, b] = required.as_slice() else {
+    if let [a, b] = required.as_slice() {
+        let mut ways = [(*a, *b), (*b, *a)]
+            .into_iter()
+            .filter_map(|(k, v)| list_with(k, v));
+        return match (ways.next(), ways.next()) {
+            (Some(list), None) => Some(Value::Array(list)),
+            _ => None,
+        };
+    }
+    enum_keyed_items(pairs, properties)
+}
+
+/// A map whose keys are each an allowed value of one text field of the items and whose values
+/// are each an allowed value of another (`policies: {PodEvicted: RestartJob, PodFailed:
+/// AbortJob}` for items of an `event` and an `action`): one item per entry, the key and the
+/// value each in the one field that lists it. Only where exactly one pair of fields does.
+fn enum_keyed_items(pairs: &Map<String, Value>, properties: &Map<String, Value>) -> Option<Value> {
+    let lists = |field: &Value, v: &Value| {
+        schema::type_of(field) == "string"
+            && schema::enum_values(field).is_some_and(|allowed| allowed.contains(v))
+    };
+    let mut ways = properties.iter().flat_map(|(key_field, key_node)| {
+        properties
+            .iter()
+            .filter(move |(value_field, _)| *value_field != key_field)
+            .filter(move |(_, value_node)| {
+                pairs
+                    .iter()
+                    .all(|(k, v)| lists(key_node, &Value::from(k.as_str())) && lists(value_node, v))
+            })
+            .map(move |(value_field, _)| (key_field, value_field))
+    });
+    let (Some((key_field, value_field)), None) = (ways.next(), ways.next()) else {
         return None;
     };
-    let mut ways = [(*a, *b), (*b, *a)]
-        .into_iter()
-        .filter_map(|(k, v)| list_with(k, v));
-    match (ways.next(), ways.next()) {
-        (Some(list), None) => Some(Value::Array(list)),
-        _ => None,
-    }
+    let items = pairs
+        .iter()
+        .map(|(k, v)| serde_json::json!({ key_field.as_str(): k, value_field.as_str(): v }));
+    Some(Value::Array(items.collect()))
 }
 
 /// A map of objects keyed by name where a list of objects belongs (`remoteWrite: {mimir-prod:
@@ -4963,6 +5029,18 @@ mod tests {
         );
         // A flag that names a property but whose value it does not take: no reading.
         assert_eq!(flags_object("--limits=lots", &node), None);
+        // A flag given once per item names a list; one given twice for one value, nothing.
+        let placement = json!({"type": "object", "properties": {
+            "cluster": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}}}});
+        assert_eq!(
+            flags_object(
+                "--cluster aws-us-east-1 --tag ssd --tag az:use1-az2",
+                &placement
+            ),
+            Some(json!({"cluster": "aws-us-east-1", "tags": ["ssd", "az:use1-az2"]}))
+        );
+        assert_eq!(flags_object("--cluster a --cluster b", &placement), None);
         assert_eq!(flags_object("set resources for the api", &node), None);
     }
 
@@ -4986,6 +5064,35 @@ mod tests {
         assert!(!named_reference("widget/api", &free)
             .iter()
             .any(|r| r.get("kind").is_some()));
+    }
+
+    #[test]
+    fn a_map_of_allowed_values_to_allowed_values_is_one_item_per_entry() {
+        let events =
+            json!({"type": "string", "enum": ["PodEvicted", "PodFailed", "TaskCompleted"]});
+        let actions = json!({"type": "string", "enum": ["RestartJob", "AbortJob", "CompleteJob"]});
+        let node = json!({"type": "array", "items": {"type": "object", "properties": {
+            "event": events, "action": actions, "exitCode": {"type": "integer"}}}});
+        assert_eq!(
+            map_as_keyed_items(
+                &json!({"PodEvicted": "RestartJob", "PodFailed": "AbortJob"}),
+                &node
+            ),
+            Some(json!([{"event": "PodEvicted", "action": "RestartJob"},
+                        {"event": "PodFailed", "action": "AbortJob"}]))
+        );
+        // A value no field lists: no reading.
+        assert_eq!(
+            map_as_keyed_items(&json!({"PodEvicted": "Retry"}), &node),
+            None
+        );
+        // Two fields that list the same values: which one is meant is not certain.
+        let twice = json!({"type": "array", "items": {"type": "object", "properties": {
+            "event": events, "until": events, "action": actions}}});
+        assert_eq!(
+            map_as_keyed_items(&json!({"PodEvicted": "RestartJob"}), &twice),
+            None
+        );
     }
 
     #[test]

@@ -263,7 +263,9 @@ fn changed_leaves(settings: &Settings, given: &Value, candidate: &Value) -> (Vec
 fn moved_scalars(settings: &Settings, given: &Value, candidate: &Value) -> Vec<String> {
     let allowed = |p: &str| settings.allows(p);
     let mut out = Vec::new();
-    leaves(given, "", 0, &mut |p, v| {
+    // A truth value moved counts too: written as text, it is the user's (`HF_HUB_OFFLINE:
+    // true` made the item `{name: HF_HUB_OFFLINE, value: "true"}`).
+    each_leaf(given, "", 0, true, &mut |p, v| {
         if allowed(p) && candidate.pointer(p) != Some(v) {
             out.push(scalar_text(v));
         }
@@ -519,6 +521,8 @@ fn amount_against(
         || states_schedule(&said, &leaf.text)
         || super::cron::same_time_of_day(&said, &leaf.text)
         || no_limit_as_described(schema, &leaf.pointer, &said, &leaf.text)
+        || super::readings::counted_in_words(&said)
+            .is_some_and(|n| leaf.text.parse::<f64>() == Ok(n))
     {
         return Some(Ok(()));
     }
@@ -834,21 +838,33 @@ pub(super) fn is_scalar(v: &Value) -> bool {
 
 /// Calls `f` with every string and number leaf (bools, nulls and keys are not evidence).
 pub(super) fn leaves(v: &Value, at: &str, depth: usize, f: &mut dyn FnMut(&str, &Value)) {
+    each_leaf(v, at, depth, false, f);
+}
+
+/// Calls `f` on every string and number of `v` (and truth value, with `truths`).
+fn each_leaf(v: &Value, at: &str, depth: usize, truths: bool, f: &mut dyn FnMut(&str, &Value)) {
     if depth > MAX_DEPTH {
         return;
     }
     match v {
         Value::Object(map) => {
             for (k, child) in map {
-                leaves(child, &pointer::push(at, k), depth + 1, f);
+                each_leaf(child, &pointer::push(at, k), depth + 1, truths, f);
             }
         }
         Value::Array(items) => {
             for (i, child) in items.iter().enumerate() {
-                leaves(child, &pointer::push(at, &i.to_string()), depth + 1, f);
+                each_leaf(
+                    child,
+                    &pointer::push(at, &i.to_string()),
+                    depth + 1,
+                    truths,
+                    f,
+                );
             }
         }
         Value::String(_) | Value::Number(_) => f(at, v),
+        Value::Bool(_) if truths => f(at, v),
         _ => {}
     }
 }

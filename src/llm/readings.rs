@@ -943,13 +943,16 @@ pub fn value_before_comment<'t>(text: &'t str, old: Option<&Value>) -> &'t str {
 /// stored value (its one text, when it is a list or an object holding one), or ends with it
 /// after the words of the change (`"rotate flux-gpg-2024 -> flux-gpg-2025"`).
 pub fn change_note_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
-    let (from, to) = ["->", "=>", "\u{2192}"]
-        .iter()
-        .find_map(|arrow| text.split_once(arrow))?;
     let stored = super::evidence::leaf_texts(old);
     let [stored] = stored.as_slice() else {
         return None;
     };
+    if let Some(to) = was_note_target(text, stored) {
+        return Some(to);
+    }
+    let (from, to) = ["->", "=>", "\u{2192}"]
+        .iter()
+        .find_map(|arrow| text.split_once(arrow))?;
     let to = crate::certainty::without_remarks(to);
     let mut said = to.split_whitespace();
     let first = said.next()?;
@@ -980,6 +983,23 @@ pub fn change_note_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
             .strip_suffix(stored.as_str())
             .is_some_and(|before| before.ends_with(char::is_whitespace));
     names_stored.then_some(to)
+}
+
+/// The new value of a note that names the stored value as the past in brackets (`"8 (was 4;
+/// the second node pool is up)"`, `previously`, `formerly`): the one word before the
+/// brackets, where the word after `was` is the stored value.
+fn was_note_target<'t>(text: &'t str, stored: &str) -> Option<&'t str> {
+    let (to, note) = text.split_once('(')?;
+    let note = note.trim_start().to_lowercase();
+    let past = ["was ", "previously ", "formerly ", "before: "]
+        .iter()
+        .find_map(|w| note.strip_prefix(w))?;
+    let named = past
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | ',' | ')'))
+        .next()?;
+    let to = to.trim();
+    let one_word = !to.is_empty() && !to.contains(char::is_whitespace);
+    (one_word && named == stored.to_lowercase() && to != stored).then_some(to)
 }
 
 /// The value of the field a text at `p` says it is the same as (`limits.memory: "same as the
@@ -1196,6 +1216,40 @@ pub fn stated_bool(text: &str) -> Option<bool> {
         (false, true) => Some(false),
         _ => None,
     }
+}
+
+/// The count a text states in words (`"one at a time"` → 1, `"three, spread over the
+/// zones"` → 3): the number word the text begins with, before its remarks, where it writes no
+/// digit and no other number word. Not a number of something else (`"one per table"`, `"one
+/// of them"`, `"two dozen"`), and not a count relative to another (`"one above the catch-all"`,
+/// `"one more than now"`): those are other amounts.
+pub fn counted_in_words(text: &str) -> Option<f64> {
+    const OF_ANOTHER: [&str; 12] = [
+        "per", "of", "in", "out", "each", "every", "dozen", "score", "hundred", "thousand",
+        "million", "times",
+    ];
+    const RELATIVE: [&str; 16] = [
+        "than", "more", "less", "fewer", "above", "below", "before", "after", "over", "under",
+        "plus", "minus", "extra", "higher", "lower", "but",
+    ];
+    let stated = crate::certainty::without_remarks(text);
+    if stated.contains(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let words: Vec<String> = stated
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let (first, rest) = words.split_first()?;
+    let count = number_word(first).filter(|_| !["a", "an"].contains(&first.as_str()))?;
+    let another = rest.iter().any(|w| {
+        number_word(w).is_some_and(|_| !["a", "an"].contains(&w.as_str()))
+            || RELATIVE.contains(&w.as_str())
+    }) || rest
+        .first()
+        .is_some_and(|next| OF_ANOTHER.contains(&next.as_str()));
+    (!another).then_some(count)
 }
 
 /// Words that state no limit as a value (`"unlimited"`, `"keep forever"`, `"no cap"`).
@@ -4148,5 +4202,32 @@ mod tests {
             ),
             None
         );
+    }
+    #[test]
+    fn a_count_in_words_is_that_number_unless_it_counts_another_thing() {
+        assert_eq!(counted_in_words("one at a time"), Some(1.0));
+        assert_eq!(counted_in_words("three (one per zone)"), Some(3.0));
+        assert_eq!(counted_in_words("one per table"), None);
+        assert_eq!(counted_in_words("one of them"), None);
+        assert_eq!(counted_in_words("two or three"), None);
+        assert_eq!(counted_in_words("a few"), None);
+        assert_eq!(counted_in_words("one replica, 2 in prod"), None);
+        assert_eq!(counted_in_words("two dozen"), None);
+        assert_eq!(counted_in_words("all but one"), None);
+        assert_eq!(counted_in_words("the one before the leak"), None);
+        assert_eq!(counted_in_words("one above the catch-all route"), None);
+    }
+
+    #[test]
+    fn a_note_that_names_the_stored_value_as_past_gives_the_new_one() {
+        let old = Value::from(4);
+        assert_eq!(
+            change_note_target("8 (was 4; second A100 node pool is up)", &old),
+            Some("8")
+        );
+        assert_eq!(change_note_target("8 (previously 4)", &old), Some("8"));
+        // The past named is not what is stored: no note over it.
+        assert_eq!(change_note_target("8 (was 6)", &old), None);
+        assert_eq!(change_note_target("8 or 9 (was 4)", &old), None);
     }
 }

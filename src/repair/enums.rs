@@ -20,8 +20,9 @@ fn scalar_text(v: &Value) -> Option<String> {
     }
 }
 
-/// `Ok(None)`: nothing to say; `Err`: a repair considered and refused, and why.
-pub fn repair(value: &Value, allowed: &[Value]) -> Result<Option<EnumFix>, String> {
+/// `Ok(None)`: nothing to say; `Err`: a repair considered and refused, and why. `field` is
+/// what the schema says of the field: its name and description (for [`constant_name`]).
+pub fn repair(value: &Value, allowed: &[Value], field: &str) -> Result<Option<EnumFix>, String> {
     let Some(text) = scalar_text(value) else {
         return Ok(None);
     };
@@ -42,7 +43,16 @@ pub fn repair(value: &Value, allowed: &[Value]) -> Result<Option<EnumFix>, Strin
     if names.is_empty() || !value.is_string() {
         return Ok(None);
     }
-    match nearest::pick(&text, &names) {
+    let pick = nearest::pick(&text, &names);
+    if !matches!(pick, Pick::One(..)) {
+        if let Some(name) = constant_name(&text, &names, field) {
+            return Ok(Some(EnumFix {
+                value: Value::from(name),
+                reason: "enum: the allowed value a constant's name spells",
+            }));
+        }
+    }
+    match pick {
         Pick::One(name, closeness) => Ok(Some(EnumFix {
             value: Value::String(name.to_string()),
             reason: match closeness {
@@ -61,6 +71,67 @@ pub fn repair(value: &Value, allowed: &[Value]) -> Result<Option<EnumFix>, Strin
     }
 }
 
+/// The allowed value that a constant's name from code spells (`DiscardNew`, `FileStorage`,
+/// `WorkQueuePolicy`, `DISCARD_NEW`): the words of `text` hold one run that is an allowed value
+/// (its letters, any case or separators), and every other word names the constant's type: a
+/// word of the field's name (`Discard` of `discard`), or the word the description puts right
+/// after that name (`Policy` of "Retention policy …" for `retention`). Any other word says
+/// something of its own (`BEFORE_AUTHZ` is not `AUTHZ`). `field` is the field's name, a blank,
+/// and its description. Only when exactly one allowed value is spelt so.
+fn constant_name<'a>(text: &str, names: &[&'a str], field: &str) -> Option<&'a str> {
+    // An identifier, as code writes one (`UDP/TCP` or `kv-v2` are no constant's name).
+    if !text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let words = crate::certainty::words_of_name(text);
+    // A word that is itself an allowed value names two values, not a value and its type.
+    if words
+        .iter()
+        .filter(|w| names.iter().any(|n| nearest::canonical(n) == **w))
+        .count()
+        > 1
+    {
+        return None;
+    }
+    let (name, description) = field.split_once(' ').unwrap_or((field, ""));
+    let mut said = crate::certainty::words_of_name(name);
+    let described: Vec<String> = description
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    if said.is_empty() {
+        return None;
+    }
+    let type_word = described
+        .windows(said.len() + 1)
+        .find(|w| w[..said.len()] == said[..])
+        .map(|w| w[said.len()].clone());
+    said.extend(type_word);
+    if words.len() < 2 {
+        return None;
+    }
+    let mut spelt: Vec<&str> = Vec::new();
+    for start in 0..words.len() {
+        for end in start + 1..=words.len() {
+            let rest_said = words[..start]
+                .iter()
+                .chain(&words[end..])
+                .all(|w| said.contains(w));
+            if end - start == words.len() || !rest_said {
+                continue;
+            }
+            let run = words[start..end].concat();
+            spelt.extend(names.iter().filter(|n| nearest::canonical(n) == run));
+        }
+    }
+    spelt.dedup();
+    match spelt.as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,30 +143,68 @@ mod tests {
 
     #[test]
     fn repairs_spelling_and_types() {
-        let fix = repair(&json!("catalog-provided"), &allowed())
+        let fix = repair(&json!("catalog-provided"), &allowed(), "")
             .unwrap()
             .unwrap();
         assert_eq!(fix.value, json!("CatalogProvided"));
         assert_eq!(fix.reason, "enum");
-        let fix = repair(&json!("SelfCertifed"), &allowed()).unwrap().unwrap();
+        let fix = repair(&json!("SelfCertifed"), &allowed(), "")
+            .unwrap()
+            .unwrap();
         assert_eq!(fix.value, json!("SelfCertified"));
         assert_eq!(fix.reason, "enum: closest allowed value");
-        let fix = repair(&json!(2), &[json!("1"), json!("2")])
+        let fix = repair(&json!(2), &[json!("1"), json!("2")], "")
             .unwrap()
             .unwrap();
         assert_eq!(fix.value, json!("2"));
-        let fix = repair(&json!("3"), &[json!(3), json!(4)]).unwrap().unwrap();
+        let fix = repair(&json!("3"), &[json!(3), json!(4)], "")
+            .unwrap()
+            .unwrap();
         assert_eq!(fix.value, json!(3));
     }
 
     #[test]
     fn refuses_far_and_ambiguous_values() {
-        let e = repair(&json!("Image"), &[json!("Catalog")]).err().unwrap();
+        let e = repair(&json!("Image"), &[json!("Catalog")], "")
+            .err()
+            .unwrap();
         assert!(e.contains("no allowed value is close"), "{e}");
-        let e = repair(&json!("ab-c"), &[json!("abd"), json!("abe")])
+        let e = repair(&json!("ab-c"), &[json!("abd"), json!("abe")], "")
             .err()
             .unwrap();
         assert!(e.contains("ambiguous"), "{e}");
-        assert!(repair(&json!({"a": 1}), &allowed()).unwrap().is_none());
+        assert!(repair(&json!({"a": 1}), &allowed(), "").unwrap().is_none());
+    }
+
+    #[test]
+    fn a_constants_name_from_code_is_the_allowed_value_it_spells() {
+        let discard = [json!("old"), json!("new")];
+        let fix = repair(
+            &json!("DiscardNew"),
+            &discard,
+            "discard: What happens at a limit.",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(fix.value, json!("new"));
+        let retention = [json!("limits"), json!("interest"), json!("workqueue")];
+        let field = "retention: Retention policy deciding when messages may be dropped.";
+        let fix = repair(&json!("WorkQueuePolicy"), &retention, field)
+            .unwrap()
+            .unwrap();
+        assert_eq!(fix.value, json!("workqueue"));
+        // A word the field does not say is more than the constant's type: no reading, even
+        // where the description uses it.
+        assert!(repair(&json!("NeverDiscardNew"), &discard, "discard").is_err());
+        let class = [json!("AUTHN"), json!("AUTHZ"), json!("STATS")];
+        let field = "filterClass Where the filter goes: before or after authorization, stats.";
+        assert!(repair(&json!("BEFORE_AUTHZ"), &class, field).is_err());
+        // Two allowed values, even where the description puts one after the field's name.
+        let protocol = [json!("TCP"), json!("UDP"), json!("ANY")];
+        let field = "protocol Protocol TCP, UDP or ANY.";
+        assert!(repair(&json!("UDP_TCP"), &protocol, field).is_err());
+        assert!(repair(&json!("UDP/TCP"), &protocol, field).is_err());
+        // Two allowed values spelt: which one is not certain.
+        assert!(repair(&json!("OldNew"), &discard, "discard").is_err());
     }
 }

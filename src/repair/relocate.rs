@@ -170,6 +170,8 @@ pub fn propose(
     let target = match (places.as_slice(), beside.as_slice()) {
         ([Some(only)], _) => Some(only),
         ([_, _, ..], [only]) if places.iter().all(Option::is_some) => Some(*only),
+        // (Places inside list items elsewhere are no place one level off.)
+        ([_, _, ..], []) => holder_of_all(schema_root, parent, present, &places),
         _ => None,
     };
     if let Some(target) = target {
@@ -200,6 +202,41 @@ pub fn propose(
         ));
     }
     Ok(None)
+}
+
+/// Among the `places` of a field written at `parent`, the one inside the one object one level
+/// down that declares every field written undeclared at `parent` (two or more): fields written
+/// together one level too high go together into the object that takes them all
+/// (`predictor: {modelFormat, runtime, storageUri}` → `predictor.model`).
+fn holder_of_all<'p>(
+    schema_root: &Value,
+    parent: &str,
+    present: &Map<String, Value>,
+    places: &'p [Option<String>],
+) -> Option<&'p String> {
+    let declared = schema::node_at(schema_root, parent)
+        .and_then(|n| n.get("properties"))
+        .and_then(Value::as_object);
+    let undeclared: Vec<&String> = present
+        .keys()
+        .filter(|k| !declared.is_some_and(|d| d.contains_key(k.as_str())))
+        .collect();
+    if undeclared.len() < 2 {
+        return None;
+    }
+    let mut holders = places.iter().flatten().filter(|place| {
+        pointer::split_last(place).is_some_and(|(holder, _)| {
+            pointer::split_last(holder).is_some_and(|(up, _)| up == parent)
+                && schema::node_at(schema_root, holder)
+                    .and_then(|n| n.get("properties"))
+                    .and_then(Value::as_object)
+                    .is_some_and(|p| undeclared.iter().all(|k| p.contains_key(k.as_str())))
+        })
+    });
+    match (holders.next(), holders.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
 }
 
 /// The properties the schema gives the parent of an unknown key, and which of them the object
@@ -323,6 +360,45 @@ mod tests {
     fn run(object: Value, at: &str) -> Result<Option<Proposal>, String> {
         let mut index = None;
         propose(&schema(), &object, at, &mut index, &any)
+    }
+
+    #[test]
+    fn fields_written_together_one_level_high_go_to_the_object_that_takes_them_all() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"predictor": {"type": "object", "properties": {
+                "replicas": {"type": "integer"},
+                "model": {"type": "object", "properties": {
+                    "runtime": {"type": "string"}, "storageUri": {"type": "string"}}},
+                "onnx": {"type": "object", "properties": {"storageUri": {"type": "string"}}}}}}}}});
+        // (A place inside another list's items, as a canary list repeats the predictor, is
+        // no place one level off.)
+        let mut schema = schema;
+        schema["properties"]["spec"]["properties"]["canary"] = json!({"type": "array",
+            "items": {"type": "object", "properties": {
+                "predictor": schema["properties"]["spec"]["properties"]["predictor"].clone()}}});
+        let object = json!({"spec": {"predictor": {"replicas": 2,
+            "runtime": "triton", "storageUri": "pvc://models/v3"}}});
+        let mut index = None;
+        let p = propose(
+            &schema,
+            &object,
+            "/spec/predictor/storageUri",
+            &mut index,
+            &any,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(p.path, "/spec/predictor/model/storageUri");
+        // Alone, the field could go to either object: nothing moves.
+        let alone = json!({"spec": {"predictor": {"storageUri": "pvc://models/v3"}}});
+        let p = propose(
+            &schema,
+            &alone,
+            "/spec/predictor/storageUri",
+            &mut None,
+            &any,
+        );
+        assert!(!matches!(p, Ok(Some(ref p)) if p.rule == "move"));
     }
 
     #[test]

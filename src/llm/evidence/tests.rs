@@ -428,8 +428,10 @@ fn a_new_value_comes_from_what_the_user_wrote_about_the_field() {
     assert_accepted(&given, &answer);
     let invented = with(&given, "/spec/namespace", json!("kube-system"));
     assert_refused(&given, &invented, "/spec/namespace", "\"kube\"");
-    // Numbers are values too.
+    // Numbers are values too: a count in words states its number, words without one none.
     let given = ce(json!({"replicas": "three"}));
+    assert_accepted(&given, &ce(json!({"replicas": 3})));
+    let given = ce(json!({"replicas": "a few"}));
     assert_refused(
         &given,
         &ce(json!({"replicas": 3})),

@@ -742,6 +742,12 @@ fn what_the_text_gives(
         || stored.and_then(|s| crate::llm::readings::change_note_target(text, s)) == Some(cut)
         || node.is_some_and(|n| command_argument(text, |a| takes_word(n, a)) == Some(cut))
         || crate::llm::readings::names_kind_as_resource(text, cut)
+        || (is_list_item(path) && crate::llm::readings::added_item(text) == Some(cut))
+}
+
+/// Is `path` an item of a list (its last token an index)?
+pub fn is_list_item(path: &str) -> bool {
+    crate::pointer::split_last(path).is_some_and(|(_, last)| last.parse::<usize>().is_ok())
 }
 
 /// `"Billing Events/EU"` → `"Billing"`, `"+2"` → `2`, `"reviews-*"` → `"reviews"`, a URL →

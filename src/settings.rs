@@ -189,6 +189,8 @@ pub struct Settings {
     /// At most this many JSON Patch operations in one repair.
     pub max_patch_operations: usize,
     /// On UPDATE, put back immutable values (`self == oldSelf` rules) from the old object.
+    /// Off by default: it undoes the user's change, and an undo is no repair (the same
+    /// principle the guardrails hold a model's answer to).
     pub restore_immutable: bool,
     /// Report and repair unknown fields (the API server prunes them before webhooks see
     /// them, but `kwctl`, audit scans and preserve-unknown subtrees deliver them).
@@ -249,7 +251,7 @@ impl Default for Settings {
                 "/spec/install/serviceAccount".to_string(),
             ],
             max_patch_operations: DEFAULT_MAX_PATCH_OPERATIONS,
-            restore_immutable: true,
+            restore_immutable: false,
             reject_unknown_fields: true,
             llm: LlmSettings::default(),
             git_ops: GitOpsSettings::default(),

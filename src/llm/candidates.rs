@@ -438,6 +438,13 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
         .into_iter()
         .collect();
     options.extend(command_line(sources, p, v, node));
+    // A list item written as an addition (`"+ reporting"`, a diff's added line): the item.
+    options.extend(
+        v.as_str()
+            .filter(|_| crate::certainty::is_list_item(p))
+            .and_then(super::readings::added_item)
+            .map(|item| vec![Edit::Set(p.to_string(), Value::from(item))]),
+    );
     options.extend(split_to_sibling(sources, p, v));
     options.extend(named_sibling(sources, p, v, node));
     if let (Some(text), Some((_, field))) = (v.as_str(), pointer::split_last(p)) {
@@ -1471,7 +1478,12 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
     }
     let mut out: Vec<Value> = document.into_iter().collect();
     match kind {
-        "array" => out.extend(list_readings(s, node)),
+        "array" => {
+            // On UPDATE, an addition to the stored list is that list and the item.
+            let added = old.and_then(|o| super::readings::added_to_stored(s, o));
+            out.extend(added.map(Value::Array));
+            out.extend(list_readings(s, node));
+        }
         // The truth value the text states, or both when it states none.
         "boolean" => match super::readings::stated_bool(s) {
             Some(b) => out.push(Value::Bool(b)),
@@ -1503,6 +1515,7 @@ fn list_readings(s: &str, node: &Value) -> Vec<Value> {
     // (The same flag before every item is read below: its values are the items.)
     if same_flag_values([s]).is_none() {
         out.extend(command_arguments(s));
+        out.extend(shell_words(s, node));
     }
     let mut lists = list_rewrites(s, node);
     if let Some(items) = node.get("items") {
@@ -1599,6 +1612,50 @@ fn command_arguments(s: &str) -> Option<Value> {
         return None;
     }
     Some(Value::from(words))
+}
+
+/// A command line where a list that its schema calls a command or its arguments belongs
+/// (a container's `command`: `"python -u train.py --run-name 'resnet50 baseline v2'"`): the
+/// words a shell passes, its quotes grouping words (`resnet50 baseline v2` one argument). Only
+/// a line that holds a flag, and whose quotes close.
+fn shell_words(s: &str, node: &Value) -> Option<Value> {
+    let described = [
+        node.get("description"),
+        node.get("items").and_then(|i| i.get("description")),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(Value::as_str)
+    .any(|d| {
+        let d = d.to_lowercase();
+        ["command", "argument", "entrypoint"]
+            .iter()
+            .any(|w| d.contains(w))
+    });
+    let texts = node
+        .get("items")
+        .is_some_and(|i| schema::type_of(i) == "string");
+    if !described || !texts || !s.trim().contains(char::is_whitespace) {
+        return None;
+    }
+    let words = shlex::split(s)?;
+    // A line that uses the shell's own syntax outside quotes (`$VAR`, a pipe, a redirect, `&&`,
+    // `;`) means what only a shell makes of it: its words alone would run another command.
+    let mut quote: Option<char> = None;
+    let shell_syntax = s.chars().any(|c| match (quote, c) {
+        (None, '\'' | '"') => {
+            quote = Some(c);
+            false
+        }
+        (Some(q), c) if c == q => {
+            quote = None;
+            false
+        }
+        (None, c) => "$|><;`&".contains(c),
+        _ => false,
+    });
+    let flag = words.iter().any(|w| w.len() > 1 && w.starts_with('-'));
+    (words.len() >= 2 && flag && !shell_syntax).then(|| Value::from(words))
 }
 
 /// A list whose items are kubectl's names of built-in kinds (`deploy`, `sts`,
@@ -1712,6 +1769,8 @@ fn amount_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
 /// A string where an object belongs: the object each of its syntaxes makes of it.
 fn object_readings(s: &str, node: &Value) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
+    // Kubernetes' own syntaxes for the object come first (a taint where a toleration belongs).
+    out.extend(toleration_of_taint(s, node));
     out.extend(fields_from_pairs(s, node));
     out.extend(counted_object(s, node));
     out.extend(flags_object(s, node));
@@ -2015,16 +2074,18 @@ fn lists_of_references(lists: &[Value], node: &Value) -> Vec<Value> {
                 .iter()
                 .map(|part| {
                     let part = part.as_str()?;
-                    pair_object(part, item).or_else(|| {
-                        // The reading that gives the item every field it requires, else the
-                        // first (`deployment/api` for a `{kind, name}` target is both).
-                        let readings = named_reference(part, item);
-                        readings
-                            .iter()
-                            .find(|r| schema::required(item).all(|k| r.get(k).is_some()))
-                            .or(readings.first())
-                            .cloned()
-                    })
+                    toleration_of_taint(part, item)
+                        .or_else(|| pair_object(part, item))
+                        .or_else(|| {
+                            // The reading that gives the item every field it requires, else the
+                            // first (`deployment/api` for a `{kind, name}` target is both).
+                            let readings = named_reference(part, item);
+                            readings
+                                .iter()
+                                .find(|r| schema::required(item).all(|k| r.get(k).is_some()))
+                                .or(readings.first())
+                                .cloned()
+                        })
                 })
                 .collect::<Option<Vec<Value>>>()
                 .map(Value::Array)
@@ -5327,6 +5388,44 @@ mod tests {
         assert_eq!(command_arguments("run --epochs 10"), None);
         assert_eq!(command_arguments("--msg \"hello world\""), None);
         assert_eq!(command_arguments("--verbose"), None);
+        // Where the schema says the list is a command, a whole line is its words, quotes
+        // grouping them.
+        let command = json!({"type": "array", "description": "Entrypoint of the container.",
+            "items": {"type": "string"}});
+        assert_eq!(
+            shell_words(
+                "python -u train.py --run-name 'resnet50 baseline v2' --epochs 90",
+                &command
+            ),
+            Some(json!([
+                "python",
+                "-u",
+                "train.py",
+                "--run-name",
+                "resnet50 baseline v2",
+                "--epochs",
+                "90"
+            ]))
+        );
+        assert_eq!(shell_words("python train.py 'unclosed --x", &command), None);
+        // A line only a shell reads the same: no split.
+        assert_eq!(
+            shell_words("pg_dump -U $PGUSER -f /tmp/dump.sql", &command),
+            None
+        );
+        assert_eq!(
+            shell_words("pg_dump -U app > /tmp/dump.sql", &command),
+            None
+        );
+        // Quoted, the syntax is the shell's argument: `sh -c '…'` is three words.
+        assert_eq!(
+            shell_words("/bin/sh -c 'pg_dump -U app > /tmp/dump.sql'", &command),
+            Some(json!(["/bin/sh", "-c", "pg_dump -U app > /tmp/dump.sql"]))
+        );
+        assert_eq!(shell_words("run the nightly job", &command), None);
+        let hosts = json!({"type": "array", "description": "Hosts to serve.",
+            "items": {"type": "string"}});
+        assert_eq!(shell_words("api -n prod", &hosts), None);
     }
 
     #[test]

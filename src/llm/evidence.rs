@@ -609,6 +609,12 @@ fn dropped(
     let stored = old_object.and_then(|o| o.pointer(&leaf.pointer));
     let value_part = stored
         .and_then(|stored| super::readings::change_note_target(&leaf.text, stored))
+        .or_else(|| {
+            // So are those of an item written as an addition (`"+ reporting (added for the
+            // Q3 close)"`).
+            super::readings::added_item(&leaf.text)
+                .filter(|_| crate::certainty::is_list_item(&leaf.pointer))
+        })
         .or_else(|| super::readings::before_comment(&leaf.text))
         .unwrap_or(&leaf.text);
     let left_out = numbers_said_to_leave_out(value_part);

@@ -985,6 +985,56 @@ pub fn change_note_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
     names_stored.then_some(to)
 }
 
+/// The one item a text adds, written as an addition (`"+ reporting (added for the Q3
+/// close)"`, a diff's added line, `"plus staging"`, `"add staging"`): the word after the
+/// sign or the word, before the text's remarks.
+pub fn added_item(text: &str) -> Option<&str> {
+    let stated = crate::certainty::without_remarks(text);
+    let stated = stated.trim();
+    let rest = ["+", "plus ", "add ", "also add ", "and also "]
+        .iter()
+        .find_map(|sign| stated.strip_prefix(sign))?
+        .trim();
+    let one_word = !rest.is_empty() && !rest.contains(char::is_whitespace);
+    // An amount added (`"+30s"`, `"plus two"`) is a change relative to the stored one.
+    let amount = rest.starts_with(|c: char| c.is_ascii_digit())
+        || number_word(rest).is_some()
+        || states_an_amount(rest);
+    let at = text.find(rest)?;
+    (one_word && !amount).then(|| &text[at..at + rest.len()])
+}
+
+/// A list's change written over the stored list `old` as an addition (`"same as before, plus
+/// staging"`, `"+ staging"`, `"as before and also staging"`): the stored items and the added
+/// one after them. `None` where `old` is no list of texts or the text adds no one word.
+pub fn added_to_stored(text: &str, old: &Value) -> Option<Vec<Value>> {
+    let stored = old.as_array()?;
+    if !stored.iter().all(Value::is_string) {
+        return None;
+    }
+    let lower = text.trim().to_lowercase();
+    let mut rest = lower.as_str();
+    for same in [
+        "same as before",
+        "as before",
+        "same as now",
+        "unchanged",
+        "the same",
+    ] {
+        if let Some(after) = rest.strip_prefix(same) {
+            rest = after.trim_start_matches([',', ';', ' ']);
+            break;
+        }
+    }
+    let trimmed = text.trim();
+    let added = added_item(&trimmed[trimmed.len() - rest.len()..])?;
+    let mut out = stored.clone();
+    if !out.iter().any(|v| v.as_str() == Some(added)) {
+        out.push(Value::from(added));
+    }
+    Some(out)
+}
+
 /// The new value of a note that names the stored value as the past in brackets (`"8 (was 4;
 /// the second node pool is up)"`, `previously`, `formerly`): the one word before the
 /// brackets, where the word after `was` is the stored value.
@@ -1203,13 +1253,23 @@ pub fn stated_bool(text: &str) -> Option<bool> {
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect();
+    // A negation right before a word that states true denies it (`"don't enable"`, `"do not
+    // enable"`, `"never enabled"`): that word states false.
+    let negated = |i: usize| {
+        i > 0 && ["not", "never", "t", "dont", "doesnt", "cannot"].contains(&said[i - 1].as_str())
+    };
+    let truths = said
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| TRUE.contains(&w.as_str()));
+    let (denied, stated): (Vec<_>, Vec<_>) = truths.partition(|(i, _)| negated(*i));
     // `on` is a truth value only as the first word (`"on (for now)"`, not `"off on Fridays"`).
-    let yes =
-        said.iter().any(|w| TRUE.contains(&w.as_str())) || said.first().is_some_and(|w| w == "on");
+    let yes = !stated.is_empty() || said.first().is_some_and(|w| w == "on");
     // `not` denies the option itself only before a word that asks for it (`"not needed"`);
     // `"not case sensitive"` for `ignoreCase` denies something else.
     const ASKED: [&str; 4] = ["needed", "required", "wanted", "necessary"];
-    let no = said.iter().any(|w| FALSE.contains(&w.as_str()))
+    let no = !denied.is_empty()
+        || said.iter().any(|w| FALSE.contains(&w.as_str()))
         || matches!(said.as_slice(), [not, asked, ..] if not == "not" && ASKED.contains(&asked.as_str()));
     match (yes, no) {
         (true, false) => Some(true),
@@ -4229,5 +4289,40 @@ mod tests {
         // The past named is not what is stored: no note over it.
         assert_eq!(change_note_target("8 (was 6)", &old), None);
         assert_eq!(change_note_target("8 or 9 (was 4)", &old), None);
+    }
+
+    #[test]
+    fn an_addition_to_the_stored_list_is_the_list_and_the_item() {
+        assert_eq!(
+            added_item("+ reporting (added for the Q3 close)"),
+            Some("reporting")
+        );
+        assert_eq!(added_item("plus staging"), Some("staging"));
+        assert_eq!(added_item("reporting"), None);
+        assert_eq!(added_item("+ two namespaces"), None);
+        assert_eq!(added_item("+30s (the image is large)"), None);
+        assert_eq!(added_item("plus two"), None);
+        let old = serde_json::json!(["prod"]);
+        assert_eq!(
+            added_to_stored("same as before, plus staging", &old),
+            Some(vec![Value::from("prod"), Value::from("staging")])
+        );
+        assert_eq!(added_to_stored("staging", &old), None);
+        assert_eq!(
+            added_to_stored("plus staging", &serde_json::json!("prod")),
+            None
+        );
+    }
+
+    #[test]
+    fn a_negation_before_a_word_of_truth_states_false() {
+        assert_eq!(
+            stated_bool("Don't enable - TLS ends at the ingress"),
+            Some(false)
+        );
+        assert_eq!(stated_bool("do not enable"), Some(false));
+        assert_eq!(stated_bool("enable"), Some(true));
+        // A negation elsewhere says nothing of the word of truth.
+        assert_eq!(stated_bool("enable, not for staging though"), Some(true));
     }
 }

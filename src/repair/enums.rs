@@ -51,6 +51,12 @@ pub fn repair(value: &Value, allowed: &[Value], field: &str) -> Result<Option<En
                 reason: "enum: the allowed value a constant's name spells",
             }));
         }
+        if let Some(name) = abbreviation_written_out(&text, &names) {
+            return Ok(Some(EnumFix {
+                value: Value::from(name),
+                reason: "enum: the allowed value with its shortened word written out",
+            }));
+        }
     }
     match pick {
         Pick::One(name, closeness) => Ok(Some(EnumFix {
@@ -68,6 +74,28 @@ pub fn repair(value: &Value, allowed: &[Value], field: &str) -> Result<Option<En
             "no allowed value is close ({})",
             names.iter().take(6).copied().collect::<Vec<_>>().join(", ")
         )),
+    }
+}
+
+/// The allowed value whose last word is shortened, written with that word in full
+/// (`ClusterFirstWithHostNetwork` for `ClusterFirstWithHostNet`): the same words but the last,
+/// which begins with the allowed value's last word (two letters or more). Only when exactly
+/// one allowed value is written so.
+fn abbreviation_written_out<'a>(text: &str, names: &[&'a str]) -> Option<&'a str> {
+    let words = crate::certainty::words_of_name(text);
+    let (last, first) = words.split_last()?;
+    let mut written = names.iter().filter(|name| {
+        let allowed = crate::certainty::words_of_name(name);
+        allowed.split_last().is_some_and(|(short, same)| {
+            same == first
+                && short.len() >= 2
+                && last.len() > short.len()
+                && last.starts_with(short.as_str())
+        })
+    });
+    match (written.next(), written.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
     }
 }
 
@@ -206,5 +234,20 @@ mod tests {
         assert!(repair(&json!("UDP/TCP"), &protocol, field).is_err());
         // Two allowed values spelt: which one is not certain.
         assert!(repair(&json!("OldNew"), &discard, "discard").is_err());
+    }
+
+    #[test]
+    fn an_allowed_values_shortened_word_written_out_is_that_value() {
+        let dns = [
+            json!("ClusterFirstWithHostNet"),
+            json!("ClusterFirst"),
+            json!("Default"),
+        ];
+        let fix = repair(&json!("ClusterFirstWithHostNetwork"), &dns, "dnsPolicy")
+            .unwrap()
+            .unwrap();
+        assert_eq!(fix.value, json!("ClusterFirstWithHostNet"));
+        // Another word than the shortened one: no reading.
+        assert!(repair(&json!("ClusterFirstWithNetwork"), &dns, "dnsPolicy").is_err());
     }
 }

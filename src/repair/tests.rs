@@ -433,20 +433,22 @@ fn defaults_and_single_allowed_values_fill_required_fields() {
 }
 
 #[test]
-fn immutable_values_are_restored_on_update_when_enabled() {
+fn immutable_values_are_restored_on_update_only_when_enabled() {
     let old = valid_v1();
     let mut o = valid_v1();
     o["spec"]["namespace"] = json!("other");
-    let out = run_with(&schema_v1(), &Settings::default(), &o, Some(&old));
+    let settings = Settings {
+        restore_immutable: true,
+        ..Settings::default()
+    };
+    let out = run_with(&schema_v1(), &settings, &o, Some(&old));
     assert!(out.validation.is_valid());
     assert_eq!(out.object["spec"]["namespace"], "argocd");
     assert_eq!(out.changes[0].reason, "immutable: restored from old object");
 
-    let settings = Settings {
-        restore_immutable: false,
-        ..Settings::default()
-    };
-    let out = run_with(&schema_v1(), &settings, &o, Some(&old));
+    // By default the user's change stands and is refused: putting the old value back would
+    // undo what they asked for.
+    let out = run_with(&schema_v1(), &Settings::default(), &o, Some(&old));
     assert!(!out.validation.is_valid());
     assert!(out.changes.is_empty());
 }
@@ -661,7 +663,11 @@ mod full_loop {
         let old = valid_v1();
         let mut o = valid_v1();
         o["spec"]["namespace"] = json!("elsewhere");
-        let out = real(&ce_v1(), &Settings::default(), &o, Some(&old));
+        let restore = Settings {
+            restore_immutable: true,
+            ..Settings::default()
+        };
+        let out = real(&ce_v1(), &restore, &o, Some(&old));
         assert!(out.validation.is_valid(), "{:?}", out.validation);
         assert_eq!(out.object["spec"]["namespace"], "argocd");
     }

@@ -780,3 +780,16 @@ fn an_address_with_its_dotted_netmask_is_that_range_in_cidr_notation() {
     assert_accepted(&given, &cidr("192.168.10.0/24"));
     assert_refused(&given, &cidr("192.168.10.0/16"), "/spec/cidrs/1", "");
 }
+
+#[test]
+fn an_items_addition_note_keeps_its_numbers_to_itself() {
+    let given = json!({"spec": {"namespaces": ["orders", "+ reporting (added for the Q3 close)"]}});
+    let answer = json!({"spec": {"namespaces": ["orders", "reporting"]}});
+    assert!(violations(&given, &answer)
+        .iter()
+        .all(|v| !v.message.contains("drops 3")));
+    // Not an item: the note's number is the user's.
+    let given = json!({"spec": {"namespace": "+ reporting (added for the Q3 close)"}});
+    let answer = json!({"spec": {"namespace": "reporting"}});
+    assert_refused(&given, &answer, "/spec/namespace", "drops 3");
+}

@@ -972,6 +972,16 @@ fn enum_options(
 ) -> Vec<Resolution> {
     let text = scalar_text(value);
     let strings: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
+    // The field's own action, negated (`"do not rebalance"` for `replicaAutoBalance`): the
+    // one allowed value that turns it off.
+    let field = pointer::split_last(p).map(|(_, f)| f).unwrap_or_default();
+    if let Some(off) = named
+        .is_empty()
+        .then(|| super::readings::negated_action_value(&text, &field, &strings))
+        .flatten()
+    {
+        return vec![vec![Edit::Set(p.to_string(), Value::from(off))]];
+    }
     // The one value named, with words the field's description says of another value
     // (`"Always (only encapsulate when the destination node is in another subnet)"`, where
     // the description gives that to CrossSubnet): the text contradicts itself, no reading.

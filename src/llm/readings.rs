@@ -1312,6 +1312,38 @@ pub fn counted_in_words(text: &str) -> Option<f64> {
     (!another).then_some(count)
 }
 
+/// The allowed value that turns the field off, where the text negates the field's own action
+/// (`"do not rebalance - replicas are pinned"` for `replicaAutoBalance`, whose values hold one
+/// `disabled`): a negation first (`do not`, `don't`, `never`), then a word that holds a word of
+/// the field's name (four letters or more) or is held by one. Only where exactly one allowed
+/// value is an off value (`disabled`, `off`, `none`, `never`, `false`).
+pub fn negated_action_value<'a>(text: &str, field: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    const OFF: [&str; 6] = ["disabled", "disable", "off", "none", "never", "false"];
+    let stated = crate::certainty::without_remarks(text).to_lowercase();
+    let words: Vec<&str> = stated
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    // The action alone: words after it would be what the negation speaks of (`"don't pull
+    // on every start"` negates `every`, not pulling).
+    let action = match words.as_slice() {
+        ["do", "not", action] | ["don't" | "dont" | "never", action] => *action,
+        _ => return None,
+    };
+    let names = crate::certainty::words_of_name(field);
+    let of_the_field = names
+        .iter()
+        .filter(|n| n.len() >= 4)
+        .any(|n| action.contains(n.as_str()) || n.contains(action));
+    let mut off = allowed
+        .iter()
+        .filter(|a| OFF.contains(&a.to_lowercase().as_str()));
+    match (of_the_field, off.next(), off.next()) {
+        (true, Some(one), None) => Some(one),
+        _ => None,
+    }
+}
+
 /// Words that state no limit as a value (`"unlimited"`, `"keep forever"`, `"no cap"`).
 const NO_LIMIT: [&str; 10] = [
     "unlimited",
@@ -4324,5 +4356,41 @@ mod tests {
         assert_eq!(stated_bool("enable"), Some(true));
         // A negation elsewhere says nothing of the word of truth.
         assert_eq!(stated_bool("enable, not for staging though"), Some(true));
+    }
+
+    #[test]
+    fn the_fields_action_negated_is_its_off_value() {
+        let allowed = ["ignored", "disabled", "least-effort", "best-effort"];
+        assert_eq!(
+            negated_action_value(
+                "do not rebalance - pinned to NVMe",
+                "replicaAutoBalance",
+                &allowed
+            ),
+            Some("disabled")
+        );
+        // A negation of something else than the field's action: no reading.
+        assert_eq!(
+            negated_action_value(
+                "never two replicas in one zone",
+                "replicaZoneSoftAntiAffinity",
+                &allowed
+            ),
+            None
+        );
+        assert_eq!(
+            negated_action_value("rebalance", "replicaAutoBalance", &allowed),
+            None
+        );
+        // Words after the action are what the negation speaks of.
+        let pull = ["Always", "Never", "IfNotPresent"];
+        assert_eq!(
+            negated_action_value("don't pull on every pod start", "imagePullPolicy", &pull),
+            None
+        );
+        assert_eq!(
+            negated_action_value("don't pull", "imagePullPolicy", &pull),
+            Some("Never")
+        );
     }
 }

@@ -23,8 +23,8 @@ use crate::types::{ErrorKind, FieldError};
 
 /// Words that turn what follows them into what the user does not want (`"every 15 minutes
 /// instead of hourly"` does not want `hourly`), with the contractions as either tokenizer
-/// leaves them (`don't`, `don`).
-const NEGATIONS: [&str; 17] = [
+/// leaves them (`don't`, `don`) and as written without the apostrophe (`dont`).
+const NEGATIONS: [&str; 19] = [
     "not",
     "no",
     "never",
@@ -42,6 +42,8 @@ const NEGATIONS: [&str; 17] = [
     "isn",
     "shouldn",
     "cannot",
+    "dont",
+    "doesnt",
 ];
 
 /// Does `word` (lower-case) negate what follows it?
@@ -742,12 +744,7 @@ fn what_the_text_gives(
         || stored.and_then(|s| crate::llm::readings::change_note_target(text, s)) == Some(cut)
         || node.is_some_and(|n| command_argument(text, |a| takes_word(n, a)) == Some(cut))
         || crate::llm::readings::names_kind_as_resource(text, cut)
-        || (is_list_item(path) && crate::llm::readings::added_item(text) == Some(cut))
-}
-
-/// Is `path` an item of a list (its last token an index)?
-pub fn is_list_item(path: &str) -> bool {
-    crate::pointer::split_last(path).is_some_and(|(_, last)| last.parse::<usize>().is_ok())
+        || (pointer::is_list_item(path) && crate::llm::readings::added_item(text) == Some(cut))
 }
 
 /// `"Billing Events/EU"` → `"Billing"`, `"+2"` → `2`, `"reviews-*"` → `"reviews"`, a URL →

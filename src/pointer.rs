@@ -66,6 +66,11 @@ pub fn to_field_path(pointer: &str) -> String {
     out
 }
 
+/// Is `pointer` an item of a list (its last token an index)?
+pub fn is_list_item(pointer: &str) -> bool {
+    split_last(pointer).is_some_and(|(_, last)| last.parse::<usize>().is_ok())
+}
+
 /// True when `pointer` is `root` or lies below it.
 pub fn is_under(pointer: &str, root: &str) -> bool {
     pointer == root

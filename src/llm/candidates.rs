@@ -441,7 +441,7 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     // A list item written as an addition (`"+ reporting"`, a diff's added line): the item.
     options.extend(
         v.as_str()
-            .filter(|_| crate::certainty::is_list_item(p))
+            .filter(|_| pointer::is_list_item(p))
             .and_then(super::readings::added_item)
             .map(|item| vec![Edit::Set(p.to_string(), Value::from(item))]),
     );

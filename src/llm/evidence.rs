@@ -612,8 +612,7 @@ fn dropped(
         .or_else(|| {
             // So are those of an item written as an addition (`"+ reporting (added for the
             // Q3 close)"`).
-            super::readings::added_item(&leaf.text)
-                .filter(|_| crate::certainty::is_list_item(&leaf.pointer))
+            super::readings::added_item(&leaf.text).filter(|_| pointer::is_list_item(&leaf.pointer))
         })
         .or_else(|| super::readings::before_comment(&leaf.text))
         .unwrap_or(&leaf.text);

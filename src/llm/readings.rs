@@ -1012,7 +1012,9 @@ pub fn added_to_stored(text: &str, old: &Value) -> Option<Vec<Value>> {
     if !stored.iter().all(Value::is_string) {
         return None;
     }
-    let lower = text.trim().to_lowercase();
+    // ASCII case only: the lowered text must keep the text's byte offsets (`İ` lowered whole
+    // is longer), since the added word is cut from the text itself.
+    let lower = text.trim().to_ascii_lowercase();
     let mut rest = lower.as_str();
     for same in [
         "same as before",
@@ -1254,9 +1256,14 @@ pub fn stated_bool(text: &str) -> Option<bool> {
         .map(str::to_lowercase)
         .collect();
     // A negation right before a word that states true denies it (`"don't enable"`, `"do not
-    // enable"`, `"never enabled"`): that word states false.
+    // enable"`, `"never enabled"`): that word states false. (The `t` a contraction leaves is
+    // no word of its own.)
     let negated = |i: usize| {
-        i > 0 && ["not", "never", "t", "dont", "doesnt", "cannot"].contains(&said[i - 1].as_str())
+        said[..i]
+            .iter()
+            .rev()
+            .find(|w| *w != "t")
+            .is_some_and(|w| crate::certainty::is_negation(w))
     };
     let truths = said
         .iter()
@@ -1301,14 +1308,16 @@ pub fn counted_in_words(text: &str) -> Option<f64> {
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect();
+    // `a`/`an` count nothing (`"one at a time"`).
+    let counts = |w: &str| number_word(w).filter(|_| !["a", "an"].contains(&w));
     let (first, rest) = words.split_first()?;
-    let count = number_word(first).filter(|_| !["a", "an"].contains(&first.as_str()))?;
-    let another = rest.iter().any(|w| {
-        number_word(w).is_some_and(|_| !["a", "an"].contains(&w.as_str()))
-            || RELATIVE.contains(&w.as_str())
-    }) || rest
-        .first()
-        .is_some_and(|next| OF_ANOTHER.contains(&next.as_str()));
+    let count = counts(first)?;
+    let another = rest
+        .iter()
+        .any(|w| counts(w).is_some() || RELATIVE.contains(&w.as_str()))
+        || rest
+            .first()
+            .is_some_and(|next| OF_ANOTHER.contains(&next.as_str()));
     (!another).then_some(count)
 }
 
@@ -1327,7 +1336,8 @@ pub fn negated_action_value<'a>(text: &str, field: &str, allowed: &[&'a str]) ->
     // The action alone: words after it would be what the negation speaks of (`"don't pull
     // on every start"` negates `every`, not pulling).
     let action = match words.as_slice() {
-        ["do", "not", action] | ["don't" | "dont" | "never", action] => *action,
+        ["do", "not", action] => *action,
+        [negation, action] if crate::certainty::is_negation(negation) => *action,
         _ => return None,
     };
     let names = crate::certainty::words_of_name(field);
@@ -1367,9 +1377,11 @@ pub fn no_limit_number(text: &str, description: &str) -> Option<i64> {
     let stated = crate::certainty::without_remarks(text).to_lowercase();
     let says_no_limit = NO_LIMIT.iter().any(|w| contains_phrase(&stated, w))
         && !numbers_said(&stated).iter().any(|n| n.decimal)
+        // A negation beside them (`"not unlimited"`), but the `no` and `without` of the
+        // words themselves.
         && !stated
             .split(|c: char| !c.is_alphabetic())
-            .any(|w| ["not", "never", "don't", "isn't"].contains(&w));
+            .any(|w| crate::certainty::is_negation(w) && !["no", "without"].contains(&w));
     if !says_no_limit {
         return None;
     }
@@ -3025,6 +3037,8 @@ fn amount_at(tokens: &[&str], i: usize) -> Option<Read> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_dotted_netmask_is_its_prefix_length() {
@@ -3050,8 +3064,6 @@ mod tests {
             assert_eq!(cidr_of_netmask(text), None, "{text}");
         }
     }
-    use super::*;
-    use serde_json::json;
 
     #[test]
     fn a_change_note_over_the_stored_value_gives_its_new_side() {
@@ -4340,6 +4352,12 @@ mod tests {
             Some(vec![Value::from("prod"), Value::from("staging")])
         );
         assert_eq!(added_to_stored("staging", &old), None);
+        // A letter whose lower case is longer than itself is no place to cut the text at.
+        assert_eq!(added_to_stored("İstanbul plus staging", &old), None);
+        assert_eq!(
+            added_to_stored("AS BEFORE, plus İzmir", &old),
+            Some(vec![Value::from("prod"), Value::from("İzmir")])
+        );
         assert_eq!(
             added_to_stored("plus staging", &serde_json::json!("prod")),
             None

@@ -20,9 +20,15 @@ fn scalar_text(v: &Value) -> Option<String> {
     }
 }
 
-/// `Ok(None)`: nothing to say; `Err`: a repair considered and refused, and why. `field` is
-/// what the schema says of the field: its name and description (for [`constant_name`]).
-pub fn repair(value: &Value, allowed: &[Value], field: &str) -> Result<Option<EnumFix>, String> {
+/// What the schema says of the field an enum value is written in.
+#[derive(Default)]
+pub struct Field<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+}
+
+/// `Ok(None)`: nothing to say; `Err`: a repair considered and refused, and why.
+pub fn repair(value: &Value, allowed: &[Value], field: &Field) -> Result<Option<EnumFix>, String> {
     let Some(text) = scalar_text(value) else {
         return Ok(None);
     };
@@ -104,41 +110,37 @@ fn abbreviation_written_out<'a>(text: &str, names: &[&'a str]) -> Option<&'a str
 /// (its letters, any case or separators), and every other word names the constant's type: a
 /// word of the field's name (`Discard` of `discard`), or the word the description puts right
 /// after that name (`Policy` of "Retention policy …" for `retention`). Any other word says
-/// something of its own (`BEFORE_AUTHZ` is not `AUTHZ`). `field` is the field's name, a blank,
-/// and its description. Only when exactly one allowed value is spelt so.
-fn constant_name<'a>(text: &str, names: &[&'a str], field: &str) -> Option<&'a str> {
+/// something of its own (`BEFORE_AUTHZ` is not `AUTHZ`). Only when exactly one allowed value is
+/// spelt so.
+fn constant_name<'a>(text: &str, names: &[&'a str], field: &Field) -> Option<&'a str> {
     // An identifier, as code writes one (`UDP/TCP` or `kv-v2` are no constant's name).
     if !text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return None;
     }
     let words = crate::certainty::words_of_name(text);
-    // A word that is itself an allowed value names two values, not a value and its type.
-    if words
-        .iter()
-        .filter(|w| names.iter().any(|n| nearest::canonical(n) == **w))
-        .count()
-        > 1
-    {
+    let mut said = crate::certainty::words_of_name(field.name);
+    if words.len() < 2 || said.is_empty() {
         return None;
     }
-    let (name, description) = field.split_once(' ').unwrap_or((field, ""));
-    let mut said = crate::certainty::words_of_name(name);
-    let described: Vec<String> = description
+    // A word that is itself an allowed value names two values, not a value and its type.
+    let values_named = words
+        .iter()
+        .filter(|w| names.iter().any(|n| nearest::canonical(n) == **w))
+        .count();
+    if values_named > 1 {
+        return None;
+    }
+    let described: Vec<String> = field
+        .description
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect();
-    if said.is_empty() {
-        return None;
-    }
     let type_word = described
         .windows(said.len() + 1)
         .find(|w| w[..said.len()] == said[..])
         .map(|w| w[said.len()].clone());
     said.extend(type_word);
-    if words.len() < 2 {
-        return None;
-    }
     let mut spelt: Vec<&str> = Vec::new();
     for start in 0..words.len() {
         for end in start + 1..=words.len() {
@@ -153,6 +155,7 @@ fn constant_name<'a>(text: &str, names: &[&'a str], field: &str) -> Option<&'a s
             spelt.extend(names.iter().filter(|n| nearest::canonical(n) == run));
         }
     }
+    spelt.sort_unstable();
     spelt.dedup();
     match spelt.as_slice() {
         [one] => Some(one),
@@ -165,27 +168,31 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn field<'a>(name: &'a str, description: &'a str) -> Field<'a> {
+        Field { name, description }
+    }
+
     fn allowed() -> Vec<Value> {
         vec![json!("CatalogProvided"), json!("SelfCertified")]
     }
 
     #[test]
     fn repairs_spelling_and_types() {
-        let fix = repair(&json!("catalog-provided"), &allowed(), "")
+        let fix = repair(&json!("catalog-provided"), &allowed(), &Field::default())
             .unwrap()
             .unwrap();
         assert_eq!(fix.value, json!("CatalogProvided"));
         assert_eq!(fix.reason, "enum");
-        let fix = repair(&json!("SelfCertifed"), &allowed(), "")
+        let fix = repair(&json!("SelfCertifed"), &allowed(), &Field::default())
             .unwrap()
             .unwrap();
         assert_eq!(fix.value, json!("SelfCertified"));
         assert_eq!(fix.reason, "enum: closest allowed value");
-        let fix = repair(&json!(2), &[json!("1"), json!("2")], "")
+        let fix = repair(&json!(2), &[json!("1"), json!("2")], &Field::default())
             .unwrap()
             .unwrap();
         assert_eq!(fix.value, json!("2"));
-        let fix = repair(&json!("3"), &[json!(3), json!(4)], "")
+        let fix = repair(&json!("3"), &[json!(3), json!(4)], &Field::default())
             .unwrap()
             .unwrap();
         assert_eq!(fix.value, json!(3));
@@ -193,15 +200,21 @@ mod tests {
 
     #[test]
     fn refuses_far_and_ambiguous_values() {
-        let e = repair(&json!("Image"), &[json!("Catalog")], "")
+        let e = repair(&json!("Image"), &[json!("Catalog")], &Field::default())
             .err()
             .unwrap();
         assert!(e.contains("no allowed value is close"), "{e}");
-        let e = repair(&json!("ab-c"), &[json!("abd"), json!("abe")], "")
-            .err()
-            .unwrap();
+        let e = repair(
+            &json!("ab-c"),
+            &[json!("abd"), json!("abe")],
+            &Field::default(),
+        )
+        .err()
+        .unwrap();
         assert!(e.contains("ambiguous"), "{e}");
-        assert!(repair(&json!({"a": 1}), &allowed(), "").unwrap().is_none());
+        assert!(repair(&json!({"a": 1}), &allowed(), &Field::default())
+            .unwrap()
+            .is_none());
     }
 
     #[test]
@@ -210,30 +223,36 @@ mod tests {
         let fix = repair(
             &json!("DiscardNew"),
             &discard,
-            "discard: What happens at a limit.",
+            &field("discard", "What happens at a limit."),
         )
         .unwrap()
         .unwrap();
         assert_eq!(fix.value, json!("new"));
         let retention = [json!("limits"), json!("interest"), json!("workqueue")];
-        let field = "retention: Retention policy deciding when messages may be dropped.";
-        let fix = repair(&json!("WorkQueuePolicy"), &retention, field)
+        let described = field(
+            "retention",
+            "Retention policy deciding when messages may be dropped.",
+        );
+        let fix = repair(&json!("WorkQueuePolicy"), &retention, &described)
             .unwrap()
             .unwrap();
         assert_eq!(fix.value, json!("workqueue"));
         // A word the field does not say is more than the constant's type: no reading, even
         // where the description uses it.
-        assert!(repair(&json!("NeverDiscardNew"), &discard, "discard").is_err());
+        assert!(repair(&json!("NeverDiscardNew"), &discard, &field("discard", "")).is_err());
         let class = [json!("AUTHN"), json!("AUTHZ"), json!("STATS")];
-        let field = "filterClass Where the filter goes: before or after authorization, stats.";
-        assert!(repair(&json!("BEFORE_AUTHZ"), &class, field).is_err());
+        let described = field(
+            "filterClass",
+            "Where the filter goes: before or after authorization, stats.",
+        );
+        assert!(repair(&json!("BEFORE_AUTHZ"), &class, &described).is_err());
         // Two allowed values, even where the description puts one after the field's name.
         let protocol = [json!("TCP"), json!("UDP"), json!("ANY")];
-        let field = "protocol Protocol TCP, UDP or ANY.";
-        assert!(repair(&json!("UDP_TCP"), &protocol, field).is_err());
-        assert!(repair(&json!("UDP/TCP"), &protocol, field).is_err());
+        let described = field("protocol", "Protocol TCP, UDP or ANY.");
+        assert!(repair(&json!("UDP_TCP"), &protocol, &described).is_err());
+        assert!(repair(&json!("UDP/TCP"), &protocol, &described).is_err());
         // Two allowed values spelt: which one is not certain.
-        assert!(repair(&json!("OldNew"), &discard, "discard").is_err());
+        assert!(repair(&json!("OldNew"), &discard, &field("discard", "")).is_err());
     }
 
     #[test]
@@ -243,11 +262,20 @@ mod tests {
             json!("ClusterFirst"),
             json!("Default"),
         ];
-        let fix = repair(&json!("ClusterFirstWithHostNetwork"), &dns, "dnsPolicy")
-            .unwrap()
-            .unwrap();
+        let fix = repair(
+            &json!("ClusterFirstWithHostNetwork"),
+            &dns,
+            &field("dnsPolicy", ""),
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(fix.value, json!("ClusterFirstWithHostNet"));
         // Another word than the shortened one: no reading.
-        assert!(repair(&json!("ClusterFirstWithNetwork"), &dns, "dnsPolicy").is_err());
+        assert!(repair(
+            &json!("ClusterFirstWithNetwork"),
+            &dns,
+            &field("dnsPolicy", "")
+        )
+        .is_err());
     }
 }

@@ -400,14 +400,13 @@ impl Engine<'_, '_> {
             ErrorKind::Type { expected } => self.coercion(object, error, expected),
             ErrorKind::Enum { allowed } => {
                 let value = object.pointer(at)?;
-                let field = format!(
-                    "{} {}",
-                    pointer::split_last(at).map(|(_, f)| f).unwrap_or_default(),
-                    schema::node_at(schema_root, at)
+                let field = enums::Field {
+                    name: &pointer::split_last(at).map(|(_, f)| f).unwrap_or_default(),
+                    description: schema::node_at(schema_root, at)
                         .and_then(|n| n.get("description"))
                         .and_then(Value::as_str)
-                        .unwrap_or_default()
-                );
+                        .unwrap_or_default(),
+                };
                 match enums::repair(value, allowed, &field) {
                     Ok(Some(fix)) => Some(value_proposal(
                         at,

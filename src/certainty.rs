@@ -390,6 +390,25 @@ fn chosen_over_negation(
     })
 }
 
+/// Words that name a state and its opposite in field names.
+const OPPOSITE_NAME_WORDS: [(&str, &str); 4] = [
+    ("enabled", "disabled"),
+    ("enable", "disable"),
+    ("allowed", "disallowed"),
+    ("allow", "disallow"),
+];
+
+/// Are two field names the same but for one word that names the opposite state
+/// (`revisionCounterEnabled` and `revisionCounterDisabled`)?
+pub fn names_opposite(a: &str, b: &str) -> bool {
+    let (a, b) = (words_of_name(a), words_of_name(b));
+    let differing: Vec<(&String, &String)> = a.iter().zip(&b).filter(|(x, y)| x != y).collect();
+    a.len() == b.len()
+        && matches!(differing.as_slice(), [(x, y)] if OPPOSITE_NAME_WORDS
+            .iter()
+            .any(|(p, q)| (x == p && y == q) || (x == q && y == p)))
+}
+
 /// Does a field's name hold a negating word (`excludedResources`, `skipTLSVerify`)?
 pub fn name_negates(name: &str) -> bool {
     words_of_name(name)

@@ -1289,7 +1289,9 @@ fn rewrites_over(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value>
     }
     // An amount stated relative to the stored one (`"double it"`) is read first.
     if let (Value::String(s), Some(old)) = (value, old) {
+        let description = node.get("description").and_then(Value::as_str);
         let relative = super::readings::relative_amount(s, old)
+            .or_else(|| super::readings::relative_amount_in_field_unit(s, old, description?))
             .or_else(|| relative_list(s, old))
             .or_else(|| super::readings::version_bumped(s, old).map(Value::from));
         if let Some(relative) = relative {
@@ -1501,7 +1503,12 @@ fn rewrites_of(value: &Value, node: &Value, old: Option<&Value>) -> Vec<Value> {
         },
         "integer" | "number" => out.extend(amount_readings(s, node, old)),
         "object" => out.extend(object_readings(s, node)),
-        _ => out.extend(text_readings(s, node, old)),
+        _ => {
+            if digits_only(node) {
+                out.extend(digit_readings(s, node, old));
+            }
+            out.extend(text_readings(s, node, old));
+        }
     }
     out.retain(|v| v != value);
     out
@@ -1774,6 +1781,38 @@ fn amount_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
             numbers.into_iter().take(MAX_ENUM_OPTIONS).collect()
         }
     }
+}
+
+/// Does the text field take digits alone (an int64 carried as a string, `^[0-9]+$`)?
+fn digits_only(node: &Value) -> bool {
+    node.get("pattern").is_some()
+        && crate::certainty::accepts(node, &Value::from("1024"))
+        && !crate::certainty::accepts(node, &Value::from("1024 Ki"))
+        // No unit after the number, nor a word: digits alone.
+        && ('a'..='z')
+            .chain('A'..='Z')
+            .chain(['%', '.'])
+            .all(|c| !crate::certainty::accepts(node, &Value::from(format!("1{c}"))))
+}
+
+/// A text field that takes digits alone holds a number: the text read as a whole-number field
+/// reads it (`"50 GiB"` where the description counts bytes is 53687091200), written in digits;
+/// only a text whose numbers are all its one amount's (`"604800000 (30 days)"` says two).
+fn digit_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
+    if !super::readings::numbers_only_of_one_amount(s) {
+        return Vec::new();
+    }
+    let mut counted = node.clone();
+    counted["type"] = Value::from("integer");
+    let old = old
+        .and_then(Value::as_str)
+        .and_then(|o| o.parse::<i64>().ok())
+        .map(Value::from);
+    amount_readings(s, &counted, old.as_ref())
+        .into_iter()
+        .filter_map(|n| n.as_i64().filter(|n| *n >= 0))
+        .map(|n| Value::from(n.to_string()))
+        .collect()
 }
 
 /// A string where an object belongs: the object each of its syntaxes makes of it.
@@ -3778,6 +3817,18 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
     if let Some(home) = into_the_field_that_declares_them(sources, p) {
         out.insert(0, home);
     }
+    // A truth value under the name of a declared field's opposite is that field, negated;
+    // the same value moved there unchanged would state the opposite.
+    if let Some((twin, negated)) = negated_twin(sources, p, value) {
+        out.retain(|r| {
+            !r.iter()
+                .any(|e| matches!(e, Edit::Set(to, _) if *to == twin))
+        });
+        out.insert(
+            0,
+            vec![Edit::Remove(p.to_string()), Edit::Set(twin, negated)],
+        );
+    }
     out.extend(api_version_of_parts(sources, p));
     out.extend(dotted_key(sources, p, value));
     out.extend(amount_in_named_unit(sources, p, value));
@@ -4210,6 +4261,31 @@ fn into_the_field_that_declares_them(sources: &Sources, p: &str) -> Option<Resol
         .collect();
     edits.push(Edit::Set(pointer::push(parent, home), value));
     Some(edits)
+}
+
+/// An undeclared key holding a truth value, named as an unset declared boolean beside it is
+/// but for one word that names the opposite state (`revisionCounterEnabled: false` beside
+/// `revisionCounterDisabled`): that field and the negated value (`true`).
+fn negated_twin(sources: &Sources, p: &str, value: &Value) -> Option<(String, Value)> {
+    let (parent, name) = pointer::split_last(p)?;
+    let truth = match value {
+        Value::Bool(b) => *b,
+        Value::String(s) => super::readings::stated_bool(s)?,
+        _ => return None,
+    };
+    let properties = schema::node_at(sources.schema, parent)?
+        .get("properties")?
+        .as_object()?;
+    let mut twins = properties.iter().filter(|(declared, node)| {
+        schema::type_of(node) == "boolean" && crate::certainty::names_opposite(&name, declared)
+    });
+    let (twin, _) = twins.next().filter(|_| twins.next().is_none())?;
+    let at = pointer::push(parent, twin);
+    sources
+        .given
+        .pointer(&at)
+        .is_none()
+        .then_some((at, Value::Bool(!truth)))
 }
 
 /// An undeclared key that is a declared field's name and a unit (`timeout-minutes: 20`, a
@@ -6987,6 +7063,61 @@ mod tests {
         assert_eq!(read("portLevelMtls.9200.mode", json!("OFF")), None);
         assert_eq!(read("mtls.9200.mode", json!("DISABLE")), None);
         assert_eq!(read("portLevelMtls", json!("DISABLE")), None);
+    }
+
+    #[test]
+    fn a_truth_value_under_its_opposites_name_is_that_field_negated() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"revisionCounterDisabled": {"type": "boolean"},
+                "replicaCount": {"type": "integer"}}}}});
+        let read = |key: &str, value: Value| {
+            let given = json!({"spec": {key: value.clone()}});
+            negated_twin(
+                &sources(&schema, &given),
+                &pointer::push("/spec", key),
+                &value,
+            )
+        };
+        assert_eq!(
+            read("revisionCounterEnabled", json!(false)),
+            Some(("/spec/revisionCounterDisabled".into(), json!(true)))
+        );
+        assert_eq!(
+            read("revisionCounterEnabled", json!("yes")),
+            Some(("/spec/revisionCounterDisabled".into(), json!(false)))
+        );
+        // Not a truth value, another word changed too, a field of another type.
+        assert_eq!(read("revisionCounterEnabled", json!("sometimes")), None);
+        assert_eq!(read("revisionCountEnabled", json!(false)), None);
+        assert_eq!(read("replicaCountEnabled", json!(false)), None);
+    }
+
+    #[test]
+    fn a_text_field_of_digits_reads_an_amount_as_the_number_it_counts() {
+        let size = json!({"type": "string", "pattern": "^[0-9]+$",
+            "description": "Size of the volume in bytes, as a decimal string."});
+        assert!(digits_only(&size));
+        assert_eq!(
+            digit_readings("50 GiB", &size, None),
+            vec![json!("53687091200")]
+        );
+        // A number beside the amount says something else; a plain count stays as written.
+        assert!(digit_readings("604800000 (30 days)", &size, None).is_empty());
+        // A pattern that takes a unit after the number, or names, is no field of digits.
+        let heap = json!({"type": "string", "pattern": "^[0-9]+[mMgG]?$"});
+        assert!(!digits_only(&heap));
+        let name = json!({"type": "string", "pattern": "^[a-z0-9]+$"});
+        assert!(!digits_only(&name));
+        // On UPDATE, a difference with its unit over the stored digits.
+        assert_eq!(
+            rewrites_over(
+                &json!("add another 50Gi (disk-full alert)"),
+                &size,
+                Some(&json!("53687091200"))
+            )
+            .first(),
+            Some(&json!("107374182400"))
+        );
     }
 
     #[test]

@@ -338,11 +338,23 @@ fn unit_written_beside(candidate: &Value, p: &str, said: &str) -> bool {
 
 /// Is `written` at `p` the amount the user's `said` states relative to the old object's value
 /// there (`"double it"` over `5m` is `10m`)?
-fn relative_to_old(said: &Value, old_object: Option<&Value>, p: &str, written: &str) -> bool {
+fn relative_to_old(
+    schema: &Value,
+    said: &Value,
+    old_object: Option<&Value>,
+    p: &str,
+    written: &str,
+) -> bool {
     let (Some(said), Some(old)) = (said.as_str(), old_object.and_then(|o| o.pointer(p))) else {
         return false;
     };
-    super::readings::relative_amount(said, old).is_some_and(|v| scalar_text(&v) == written)
+    let description = crate::schema::node_at(schema, p)
+        .and_then(|node| node.get("description"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    super::readings::relative_amount(said, old)
+        .or_else(|| super::readings::relative_amount_in_field_unit(said, old, description))
+        .is_some_and(|v| scalar_text(&v) == written)
 }
 
 /// The old object's scalar at `p`, as text (UPDATE only).
@@ -517,7 +529,7 @@ fn amount_against(
     if same_amount_said(schema, &leaf.pointer, old_object, &said, &leaf.text)
         || in_field_unit(schema, &leaf.pointer, v, &leaf.text, old_object)
         || super::readings::names_built_in_kind(&said, &leaf.text)
-        || relative_to_old(v, old_object, &leaf.pointer, &leaf.text)
+        || relative_to_old(schema, v, old_object, &leaf.pointer, &leaf.text)
         || states_schedule(&said, &leaf.text)
         || super::cron::same_time_of_day(&said, &leaf.text)
         || no_limit_as_described(schema, &leaf.pointer, &said, &leaf.text)
@@ -665,7 +677,7 @@ fn restated(leaf: &Leaf, schema: &Value, old_object: Option<&Value>, written: &s
         || old_text(old_object, &leaf.pointer).is_some_and(|stored| {
             super::cron::moved_time(&leaf.text, &stored).as_deref() == Some(written)
         })
-        || relative_to_old(&said, old_object, &leaf.pointer, written)
+        || relative_to_old(schema, &said, old_object, &leaf.pointer, written)
         || in_field_unit(schema, &leaf.pointer, &said, written, old_object)
         || notation_states(&leaf.text, &leaf.pointer, written)
 }

@@ -1974,6 +1974,48 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
     }
 }
 
+/// Does `text` state one amount and no number beside it (`"50 GiB"`, `"2 minutes 30
+/// seconds"`; not `"604800000 (30 days)"`)?
+pub fn numbers_only_of_one_amount(text: &str) -> bool {
+    match amounts(text).as_slice() {
+        [amount] => numbers_said(text).len() == amount.numbers,
+        _ => false,
+    }
+}
+
+/// On UPDATE, a difference stated with its unit (`"add another 50Gi"`) over a stored number
+/// counted in the unit the field's description names (bytes: `"53687091200"`, as a number or
+/// in digits): the stored number and the difference counted in that unit, written as the
+/// stored value is. Only a whole difference, and a result above zero.
+pub fn relative_amount_in_field_unit(text: &str, old: &Value, description: &str) -> Option<Value> {
+    let stored = match old {
+        Value::Number(n) => n.as_i64()?,
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+            s.parse().ok()?
+        }
+        _ => return None,
+    };
+    let said = amount_words(text)?;
+    let signed = plus_signed(&crate::certainty::without_remarks(text));
+    let (change, _) =
+        signed.or_else(|| stated_difference(&said).map(|(n, unit)| (Change::Plus(n), unit)))?;
+    let Change::Plus(n) = change else {
+        return None;
+    };
+    let [amount] = amounts(text).try_into().ok()?;
+    let scale = field_unit(description, amount.dimension)?;
+    let difference = amount.value / scale;
+    let same_number = amount.numbers == 1 && amount.number == n.abs();
+    if !same_number || difference.fract() != 0.0 {
+        return None;
+    }
+    let new = stored.checked_add((difference * n.signum()) as i64)?;
+    (new > 0).then(|| match old {
+        Value::String(_) => Value::from(new.to_string()),
+        _ => Value::from(new),
+    })
+}
+
 /// The change a text that starts with a plus sign states (`"+2"`, `"+2 nodes"`, `"+1h"`,
 /// `"+5 for the month-end backlog"`; `"+50%"` is half as much again), the rest plain words,
 /// and the unit written on the number (`h`; none for `"+2 nodes"`): an amount in another unit
@@ -4374,6 +4416,32 @@ mod tests {
         assert_eq!(stated_bool("enable"), Some(true));
         // A negation elsewhere says nothing of the word of truth.
         assert_eq!(stated_bool("enable, not for staging though"), Some(true));
+    }
+
+    #[test]
+    fn a_difference_with_its_unit_over_a_stored_count_of_that_unit() {
+        let bytes = "Size of the volume in bytes.";
+        let grown = relative_amount_in_field_unit("add another 50Gi", &json!("53687091200"), bytes);
+        assert_eq!(grown, Some(json!("107374182400")));
+        assert_eq!(
+            relative_amount_in_field_unit("+1 MiB", &json!(1048576), bytes),
+            Some(json!(2097152))
+        );
+        // Down; a description naming no unit of that kind; no difference stated.
+        assert_eq!(
+            relative_amount_in_field_unit("reduce by 1Ki", &json!(4096), bytes),
+            Some(json!(3072))
+        );
+        assert_eq!(
+            relative_amount_in_field_unit("+1Gi", &json!(5), "How many."),
+            None
+        );
+        assert_eq!(
+            relative_amount_in_field_unit("50Gi", &json!(5), bytes),
+            None
+        );
+        assert!(numbers_only_of_one_amount("2 minutes 30 seconds"));
+        assert!(!numbers_only_of_one_amount("604800000 (30 days)"));
     }
 
     #[test]

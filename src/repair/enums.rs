@@ -63,6 +63,12 @@ pub fn repair(value: &Value, allowed: &[Value], field: &Field) -> Result<Option<
                 reason: "enum: the allowed value with its shortened word written out",
             }));
         }
+        if let Some(name) = initials_of(&text, &names) {
+            return Ok(Some(EnumFix {
+                value: Value::from(name),
+                reason: "enum: the allowed value that is the other's initials",
+            }));
+        }
     }
     match pick {
         Pick::One(name, closeness) => Ok(Some(EnumFix {
@@ -98,6 +104,28 @@ fn abbreviation_written_out<'a>(text: &str, names: &[&'a str]) -> Option<&'a str
                 && last.len() > short.len()
                 && last.starts_with(short.as_str())
         })
+    });
+    match (written.next(), written.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
+}
+
+/// The allowed value that is the initials of the written value's words (`rwop` for
+/// `ReadWriteOncePod`), or whose words the written initials stand for (`ReadWriteOnce` for
+/// `RWO`, written in capitals as an acronym is): three words or more, case aside. Only when
+/// exactly one allowed value is written so.
+fn initials_of<'a>(text: &str, names: &[&'a str]) -> Option<&'a str> {
+    let initials = |s: &str| -> Option<String> {
+        let words = crate::certainty::words_of_name(s);
+        (words.len() >= 3).then(|| words.iter().filter_map(|w| w.chars().next()).collect())
+    };
+    let plain = |s: &str| s.chars().all(|c| c.is_ascii_alphabetic());
+    let same = |a: &str, b: &str| plain(a) && a.eq_ignore_ascii_case(b);
+    let acronym = text.chars().all(|c| c.is_ascii_uppercase());
+    let mut written = names.iter().filter(|name| {
+        initials(text).is_some_and(|i| same(name, &i))
+            || (acronym && initials(name).is_some_and(|i| same(text, &i)))
     });
     match (written.next(), written.next()) {
         (Some(one), None) => Some(one),
@@ -174,6 +202,20 @@ mod tests {
 
     fn allowed() -> Vec<Value> {
         vec![json!("CatalogProvided"), json!("SelfCertified")]
+    }
+
+    #[test]
+    fn an_allowed_value_that_is_the_written_words_initials() {
+        let modes = [json!("rwo"), json!("rwop"), json!("rwx")];
+        let fix = repair(&json!("ReadWriteOncePod"), &modes, &Field::default()).unwrap();
+        assert_eq!(fix.unwrap().value, json!("rwop"));
+        let long = [json!("ReadWriteOnce"), json!("ReadWriteMany")];
+        let fix = repair(&json!("RWO"), &long, &Field::default()).unwrap();
+        assert_eq!(fix.unwrap().value, json!("ReadWriteOnce"));
+        // Initials in lower case are a word of their own (`on`, `off`), and two words are too
+        // few to tell initials from a word.
+        assert_eq!(initials_of("rwo", &["ReadWriteOnce"]), None);
+        assert_eq!(initials_of("OnNode", &["on", "off"]), None);
     }
 
     #[test]

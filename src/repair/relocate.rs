@@ -314,6 +314,10 @@ fn closest_sibling(
 ) -> Result<Option<Proposal>, String> {
     for candidates in [&siblings.missing_required, &siblings.absent] {
         match nearest::pick(key, candidates) {
+            // A field named as this one's opposite takes the negated value, never this one.
+            Pick::One(target, _) if crate::certainty::names_opposite(key, target) => {
+                return Err(format!("{target} names the opposite of {key:?}"));
+            }
             Pick::One(target, closeness) => {
                 return Ok(Some(rename(at, parent, target, closeness)));
             }

@@ -460,6 +460,7 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     );
     options.extend(label_values_as_requirement(sources, p, v));
     options.extend(clause_for_sibling(sources, p, v, node));
+    options.extend(off_switch_beside(sources, p, v));
     options.extend(all_except(sources, p, v, node));
     options.extend(to_plural_sibling(sources, p, v, node));
     options.extend(
@@ -503,9 +504,17 @@ fn truth_as_object(v: &Value, node: &Value) -> Option<Value> {
     if schema::type_of(node) != "object" || requires {
         return None;
     }
-    let truth = match v {
-        Value::Bool(b) => *b,
-        Value::String(text) => super::readings::stated_bool(text)?,
+    // A truth value, then a contrast that turns another switch of the object off (`"yes, but
+    // never with --force"`): that switch too.
+    let (truth, contrast) = match v {
+        Value::Bool(b) => (*b, None),
+        Value::String(text) => match super::readings::stated_bool(text) {
+            Some(b) => (b, None),
+            None => {
+                let (first, rest) = text.split_once(", but ")?;
+                (super::readings::stated_bool(first)?, Some(rest))
+            }
+        },
         _ => return None,
     };
     let switches: Vec<&String> = node
@@ -523,11 +532,34 @@ fn truth_as_object(v: &Value, node: &Value) -> Option<Value> {
         [switch] => {
             let mut object = Map::new();
             object.insert((*switch).clone(), Value::Bool(truth));
+            if let Some(rest) = contrast {
+                let (other, off) = switched_off_in(rest, node, switch)?;
+                object.insert(other, Value::Bool(off));
+            }
             Some(Value::Object(object))
         }
         [] if truth && v.is_boolean() => Some(Value::Object(Map::new())),
         _ => None,
     }
+}
+
+/// The one other boolean of the object (not `switch`) that a negation in `text` governs by
+/// every word of its name (`"never with --force"` → `force`), and `false`.
+fn switched_off_in(text: &str, node: &Value, switch: &str) -> Option<(String, bool)> {
+    let negated = crate::certainty::negated_words(text);
+    let mut named = node
+        .get("properties")?
+        .as_object()?
+        .iter()
+        .filter(|(name, child)| {
+            let words = crate::certainty::words_of_name(name);
+            name.as_str() != switch
+                && schema::type_of(child) == "boolean"
+                && !words.is_empty()
+                && words.iter().all(|w| negated.contains(w))
+        });
+    let (name, _) = named.next().filter(|_| named.next().is_none())?;
+    Some((name.clone(), false))
 }
 
 /// A URL where an object of a host and a port belongs (`controlPlaneEndpoint:
@@ -981,6 +1013,10 @@ fn enum_options(
         .flatten()
     {
         return vec![vec![Edit::Set(p.to_string(), Value::from(off))]];
+    }
+    // A well-known topology label (`kubernetes.io/hostname`) names the level it labels.
+    if let Some(level) = super::readings::topology_level(&text, &strings) {
+        return vec![vec![Edit::Set(p.to_string(), Value::from(level))]];
     }
     // The one value named, with words the field's description says of another value
     // (`"Always (only encapsulate when the destination node is in another subnet)"`, where
@@ -1522,6 +1558,7 @@ fn list_readings(s: &str, node: &Value) -> Vec<Value> {
     // Kubernetes' own syntaxes for the list's items come first: every part of the text has
     // its field there.
     if let Some(items) = node.get("items") {
+        out.extend(kubectl_names(s, items));
         out.extend(requirements(s, items));
         out.extend(toleration_of_taint(s, items).map(|t| Value::from(vec![t])));
         out.extend(subject_of_username(s, items).map(|t| Value::from(vec![t])));
@@ -1673,6 +1710,36 @@ fn shell_words(s: &str, node: &Value) -> Option<Value> {
     });
     let flag = words.iter().any(|w| w.len() > 1 && w.starts_with('-'));
     (words.len() >= 2 && flag && !shell_syntax).then(|| Value::from(words))
+}
+
+/// A kubectl command that names objects (`"kubectl delete pod media-worker-7x2kq
+/// media-worker-9fzlm -n media"`) where a list of names belongs: the names, in order, when
+/// the items take each. The command is `kubectl`, a verb, a built-in kind, the names; a flag
+/// other than the namespace's, or one whose value is not glued with `=`, makes no reading
+/// (its value could not be told from a name).
+fn kubectl_names(s: &str, items: &Value) -> Option<Value> {
+    let words = shlex::split(s)?;
+    let [program, verb, kind, rest @ ..] = words.as_slice() else {
+        return None;
+    };
+    if program != "kubectl" || !verb.chars().all(|c| c.is_ascii_lowercase()) {
+        return None;
+    }
+    super::readings::built_in_kind(kind)?;
+    let mut names = Vec::new();
+    let mut words = rest.iter();
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "-n" | "--namespace" => {
+                words.next()?;
+            }
+            flag if flag.starts_with("--") && flag.contains('=') => {}
+            flag if flag.starts_with('-') => return None,
+            name => names.push(Value::from(name)),
+        }
+    }
+    let taken = names.iter().all(|n| crate::certainty::accepts(items, n));
+    (!names.is_empty() && taken).then_some(Value::Array(names))
 }
 
 /// A list whose items are kubectl's names of built-in kinds (`deploy`, `sts`,
@@ -1951,6 +2018,12 @@ fn text_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
             old.and_then(Value::as_str)
                 .and_then(|stored| super::cron::moved_time(s, stored))
                 .map(Value::from),
+        );
+    }
+    // A fraction in words where the field takes a percentage (`"a quarter of the pods"`).
+    if crate::certainty::accepts(node, &Value::from("25%")) {
+        out.extend(
+            super::readings::fraction_as_percentage(s).map(|p| Value::from(format!("{p}%"))),
         );
     }
     let rewrites = string_rewrites(s, old);
@@ -3458,6 +3531,43 @@ fn clause_for_sibling(sources: &Sources, p: &str, v: &Value, node: &Value) -> Ve
         }
     }
     out
+}
+
+/// Is `switch` named as the off switch of `field`: one negating word and words of the field's
+/// name (`disablePolling` for `pollingInterval`)?
+pub(super) fn is_off_switch_for(switch: &str, field: &str) -> bool {
+    let own = crate::certainty::words_of_name(field);
+    let (negating, rest): (Vec<String>, Vec<String>) = crate::certainty::words_of_name(switch)
+        .into_iter()
+        .partition(|w| crate::certainty::name_negates(w));
+    negating.len() == 1 && !rest.is_empty() && rest.iter().all(|w| own.contains(w))
+}
+
+/// An absence stated for a setting (`pollingInterval: "none - webhook only"`) whose off switch
+/// is beside it (`disablePolling`: a boolean named by one negating word and words of the
+/// setting's name): the switch on, the setting removed. Only where exactly one such switch is
+/// declared and the object does not turn it off.
+fn off_switch_beside(sources: &Sources, p: &str, v: &Value) -> Option<Resolution> {
+    let text = v.as_str()?;
+    if !super::readings::states_absence(text, true) {
+        return None;
+    }
+    let (parent, name) = pointer::split_last(p)?;
+    let properties = schema::node_at(sources.schema, parent)?
+        .get("properties")?
+        .as_object()?;
+    let mut switches = properties.iter().filter(|(other, node)| {
+        schema::type_of(node) == "boolean" && is_off_switch_for(other, &name)
+    });
+    let (switch, _) = switches.next().filter(|_| switches.next().is_none())?;
+    let at = pointer::push(parent, switch);
+    let unset = matches!(sources.given.pointer(&at), None | Some(Value::Bool(true)));
+    unset.then(|| {
+        vec![
+            Edit::Remove(p.to_string()),
+            Edit::Set(at, Value::Bool(true)),
+        ]
+    })
 }
 
 /// Does the entry say it is the list's only one: `only`, `dedicated`, `exclusively`, `solely`?
@@ -6921,6 +7031,20 @@ mod tests {
             Some(json!({"enable": true}))
         );
         assert_eq!(truth_as_object(&json!("only on weekdays"), &check), None);
+        let drift = json!({"type": "object", "properties": {"enabled": {"type": "boolean"},
+            "force": {"type": "boolean"}, "keepFailHistory": {"type": "boolean"}}});
+        assert_eq!(
+            truth_as_object(
+                &json!("yes, but never with --force: it recreates the PVCs"),
+                &drift
+            ),
+            Some(json!({"enabled": true, "force": false}))
+        );
+        // A contrast that turns no other switch off says what the object cannot hold.
+        assert_eq!(
+            truth_as_object(&json!("yes, but never restart"), &drift),
+            None
+        );
     }
 
     #[test]
@@ -7118,6 +7242,51 @@ mod tests {
             .first(),
             Some(&json!("107374182400"))
         );
+    }
+
+    #[test]
+    fn none_for_a_setting_whose_off_switch_is_beside_it_is_that_switch() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"pollingInterval": {"type": "string"},
+                "disablePolling": {"type": "boolean"}, "paused": {"type": "boolean"}}}}});
+        let read = |text: &str| {
+            let given = json!({"spec": {"pollingInterval": text}});
+            off_switch_beside(
+                &sources(&schema, &given),
+                "/spec/pollingInterval",
+                &given["spec"]["pollingInterval"],
+            )
+        };
+        assert_eq!(
+            read("none - webhook only"),
+            Some(vec![
+                Edit::Remove("/spec/pollingInterval".into()),
+                Edit::Set("/spec/disablePolling".into(), json!(true))
+            ])
+        );
+        assert_eq!(read("disabled"), read("none - webhook only"));
+        // An interval said, or no absence.
+        assert_eq!(read("every 5 minutes"), None);
+        assert_eq!(read("none, or 1h at most"), None);
+    }
+
+    #[test]
+    fn a_kubectl_command_naming_objects_where_names_belong_is_its_names() {
+        let names = json!({"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"});
+        assert_eq!(
+            kubectl_names(
+                "kubectl delete pod media-worker-7x2kq media-worker-9fzlm -n media",
+                &names
+            ),
+            Some(json!(["media-worker-7x2kq", "media-worker-9fzlm"]))
+        );
+        // A flag whose value cannot be told from a name, another program, no kind.
+        assert_eq!(
+            kubectl_names("kubectl delete pod a -l app=x b", &names),
+            None
+        );
+        assert_eq!(kubectl_names("oc delete pod a b", &names), None);
+        assert_eq!(kubectl_names("kubectl delete widgets a b", &names), None);
     }
 
     #[test]

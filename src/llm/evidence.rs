@@ -182,7 +182,7 @@ fn check_grounding(
             candidate,
         )
     }));
-    violations.extend(unstated_truths(given, candidate));
+    violations.extend(unstated_truths(given, candidate, old_object));
     violations
 }
 
@@ -192,7 +192,7 @@ fn check_grounding(
 /// `paused: "resume - …"`), or by a negation, which the meaning checks read (`"not
 /// read-only"`). `suspend: "only at weekends"` states none of these: `true` and `false` would
 /// each be a guess.
-fn unstated_truths(given: &Value, candidate: &Value) -> Vec<Violation> {
+fn unstated_truths(given: &Value, candidate: &Value, old_object: Option<&Value>) -> Vec<Violation> {
     let patch = json_patch::diff(given, candidate);
     patch
         .0
@@ -217,7 +217,13 @@ fn unstated_truths(given: &Value, candidate: &Value) -> Vec<Violation> {
                 && field_words
                     .iter()
                     .all(|w| said_words.iter().any(|s| s.starts_with(w.as_str())));
-            let stated = super::readings::stated_bool(said).is_some()
+            // On UPDATE, a change note's new side (`"true -> false: resume the rollout"`).
+            let noted = old_object
+                .and_then(|o| o.pointer(&p))
+                .and_then(|stored| super::readings::change_note_target(said, stored))
+                .and_then(super::readings::stated_bool);
+            let stated = noted == Some(*written)
+                || (noted.is_none() && super::readings::stated_bool(said).is_some())
                 || !crate::certainty::negated_words(said).is_empty()
                 || names_field
                 || (!written && super::readings::ends_the_state(&field, said))
@@ -695,6 +701,9 @@ fn same_amount_said(
     let old = old_object.and_then(|o| o.pointer(p));
     super::readings::same_amount(super::readings::value_before_comment(said, old), written)
         || super::readings::scaled_number(said, written)
+        || written
+            .strip_suffix('%')
+            .is_some_and(|w| super::readings::fraction_as_percentage(said) == w.parse::<f64>().ok())
         || per_listed(schema, p, said, written)
         || crate::schema::node_at(schema, p)
             .and_then(|node| super::readings::share_as_percentage(said, node))

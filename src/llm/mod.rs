@@ -739,6 +739,48 @@ impl Judge<'_, '_> {
         self.moved_value(candidate, written)
             || self.moved_with_its_name(candidate, p, written)
             || (*written == Value::Bool(true) && self.flag_in_error_names(p))
+            || (*written == Value::Bool(true) && self.switches_off_an_error(candidate, p))
+            || self.negates_an_error(candidate, p, written)
+    }
+
+    /// Is `written`, at `p`, the negated truth value of a field in error beside it that the
+    /// candidate removes and whose name says the opposite (`revisionCounterEnabled: false` →
+    /// `revisionCounterDisabled: true`)?
+    fn negates_an_error(&self, candidate: &Value, p: &str, written: &Value) -> bool {
+        let (Some((parent, name)), Some(truth)) = (pointer::split_last(p), written.as_bool())
+        else {
+            return false;
+        };
+        self.error_pointers.iter().any(|e| {
+            let was = self.given.pointer(e).and_then(|v| match v {
+                Value::Bool(b) => Some(*b),
+                Value::String(s) => readings::stated_bool(s),
+                _ => None,
+            });
+            pointer::split_last(e).is_some_and(|(at, field)| {
+                at == parent
+                    && candidate.pointer(e).is_none()
+                    && was == Some(!truth)
+                    && certainty::names_opposite(&field, &name)
+            })
+        })
+    }
+
+    /// Is the field at `p` the off switch beside a value in error that states absence and that
+    /// the candidate removes (`disablePolling` for `pollingInterval: "none - webhook only"`)?
+    fn switches_off_an_error(&self, candidate: &Value, p: &str) -> bool {
+        let Some((parent, switch)) = pointer::split_last(p) else {
+            return false;
+        };
+        self.error_pointers.iter().any(|e| {
+            let said = self.given.pointer(e).and_then(Value::as_str);
+            pointer::split_last(e).is_some_and(|(at, field)| {
+                at == parent
+                    && candidate.pointer(e).is_none()
+                    && said.is_some_and(|s| readings::states_absence(s, true))
+                    && candidates::is_off_switch_for(&switch, &field)
+            })
+        })
     }
 
     /// Is `written`, at `p`, the user's value under the same name in a value in error that the

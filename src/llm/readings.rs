@@ -618,6 +618,23 @@ fn values_per_case(node: Option<&Value>, text: &str) -> Option<Contradiction> {
     }
 }
 
+/// The allowed value that names the level a well-known topology label of Kubernetes labels
+/// nodes by (`kubernetes.io/hostname` → `host`, `topology.kubernetes.io/zone` → `zone`,
+/// `topology.kubernetes.io/region` → `region`), where exactly one allowed value names it.
+pub fn topology_level<'a>(text: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    let levels: &[&str] = match text.trim() {
+        "kubernetes.io/hostname" => &["host", "hostname", "node"],
+        "topology.kubernetes.io/zone" | "failure-domain.beta.kubernetes.io/zone" => &["zone"],
+        "topology.kubernetes.io/region" | "failure-domain.beta.kubernetes.io/region" => &["region"],
+        _ => return None,
+    };
+    let mut named = allowed
+        .iter()
+        .filter(|a| levels.iter().any(|l| a.eq_ignore_ascii_case(l)));
+    let one = named.next()?;
+    named.next().is_none().then_some(*one)
+}
+
 /// One word that names no allowed value, in any spelling, and that no value's words and
 /// description hold ([`described_in_full`]): `compression: "Zstd"` where Gzip and Brotli are
 /// allowed is another thing, not a misspelt one, and each allowed value would replace it.
@@ -626,6 +643,9 @@ fn names_none(node: &Value, text: &str, allowed: &[Value]) -> Option<Contradicti
         return None;
     }
     let strings: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
+    if topology_level(text, &strings).is_some() {
+        return None;
+    }
     let description = node
         .get("description")
         .and_then(Value::as_str)
@@ -871,6 +891,37 @@ pub fn share_as_percentage(text: &str, node: &Value) -> Option<f64> {
         .flatten()
 }
 
+/// The percentage a fraction in words states (`"a quarter of the pods at a time"` → 25,
+/// `"half"` → 50, `"three tenths"` → 30): one fraction, its count before it (`a`, `one`, a
+/// number word or digits; `half` needs none), and no other number; only a whole percentage of
+/// at most 100.
+pub fn fraction_as_percentage(text: &str) -> Option<f64> {
+    let said = amount_words(text)?;
+    let count = |w: &str| w.parse::<f64>().ok().or_else(|| number_word(w));
+    // Each fraction: its share, and where its count is written.
+    let mut found = said.iter().enumerate().filter_map(|(i, w)| {
+        let before = i.checked_sub(1).and_then(|j| Some((j, count(&said[j])?)));
+        match w.as_str() {
+            "half" | "halves" => Some((before.map_or(1.0, |(_, n)| n) / 2.0, before)),
+            _ => Some((before?.1 / fraction_denominator(w)?, before)),
+        }
+    });
+    let (share, counted) = found.next()?;
+    // No number of its own beside the fraction (`"a quarter of 12 pods"`).
+    let other_number = said.iter().enumerate().any(|(i, w)| {
+        let article = matches!(w.as_str(), "a" | "an");
+        Some(i) != counted.map(|(j, _)| j)
+            && (w.parse::<f64>().is_ok() || (number_word(w).is_some() && !article))
+    });
+    let percent = share * 100.0;
+    (found.next().is_none()
+        && !other_number
+        && percent.fract() == 0.0
+        && percent > 0.0
+        && percent <= 100.0)
+        .then_some(percent)
+}
+
 /// The allowed operator a comparison symbol stands for, as selectors write them (kubectl's
 /// `key!=value` is a `NotIn` requirement, `key=value` an `In` one; a node selector's `>` is
 /// `Gt`): only when exactly one allowed value is that operator.
@@ -943,7 +994,10 @@ pub fn value_before_comment<'t>(text: &'t str, old: Option<&Value>) -> &'t str {
 /// stored value (its one text, when it is a list or an object holding one), or ends with it
 /// after the words of the change (`"rotate flux-gpg-2024 -> flux-gpg-2025"`).
 pub fn change_note_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
-    let stored = super::evidence::leaf_texts(old);
+    let stored = match old {
+        Value::Bool(b) => vec![b.to_string()],
+        _ => super::evidence::leaf_texts(old),
+    };
     let [stored] = stored.as_slice() else {
         return None;
     };
@@ -969,10 +1023,11 @@ pub fn change_note_target<'t>(text: &'t str, old: &Value) -> Option<&'t str> {
     let looks_like_value = first.contains(|c: char| !c.is_alphabetic());
     // One amount written in parts (`"100ms -> 1s 500ms (follow-up)"`) is one value too.
     let one_amount = single_amount(&to).filter(|a| *a == to.trim());
+    // (An amount's unit is no prose after its number: `"1Gi -> 1.5 GiB"` is 1.5 GiB.)
     let to = match to.split_whitespace().count() {
         1 => first,
-        _ if prose_after && looks_like_value => first,
         _ if one_amount.is_some() => to.trim(),
+        _ if prose_after && looks_like_value => first,
         _ => return None,
     };
     let at = text.find(to)?;
@@ -1951,6 +2006,9 @@ pub fn relative_amount(text: &str, old: &Value) -> Option<Value> {
         {
             (stated_change(&said)?, String::new())
         }
+        // A counter bumped with no amount said is one more (`"bump - redeploy after the
+        // secret rotation"` over 4).
+        (None, None) if bare_increment(&said) && old.is_i64() => (Change::Plus(1.0), String::new()),
         (None, None) => return None,
     };
     // "Twice as often" halves an interval; said of anything else it is no amount.
@@ -2014,6 +2072,14 @@ pub fn relative_amount_in_field_unit(text: &str, old: &Value, description: &str)
         Value::String(_) => Value::from(new.to_string()),
         _ => Value::from(new),
     })
+}
+
+/// Does the text start by bumping (`bump`, `increment`) and say no number at all?
+fn bare_increment(said: &[String]) -> bool {
+    let number = |w: &String| w.chars().any(|c| c.is_ascii_digit()) || number_word(w).is_some();
+    said.first()
+        .is_some_and(|w| matches!(w.as_str(), "bump" | "increment"))
+        && !said.iter().any(number)
 }
 
 /// The change a text that starts with a plus sign states (`"+2"`, `"+2 nodes"`, `"+1h"`,
@@ -4442,6 +4508,53 @@ mod tests {
         );
         assert!(numbers_only_of_one_amount("2 minutes 30 seconds"));
         assert!(!numbers_only_of_one_amount("604800000 (30 days)"));
+    }
+
+    #[test]
+    fn a_change_notes_new_side_is_an_amount_with_its_unit_or_a_truth_value() {
+        let grown = "1Gi -> 1.5 GiB (OOMKilled at the 18:00 report peak)";
+        assert_eq!(change_note_target(grown, &json!("1Gi")), Some("1.5 GiB"));
+        let resumed = "true -> false: resume the rollout, canary error rate is flat";
+        let to = change_note_target(resumed, &json!(true));
+        assert_eq!(to.and_then(stated_bool), Some(false));
+        // A counter bumped with no amount is one more; a number said is no bare bump.
+        let bump = "bump - redeploy after rotating the registry pull secret";
+        assert_eq!(relative_amount(bump, &json!(4)), Some(json!(5)));
+        assert_eq!(relative_amount(bump, &json!("v1.2")), None);
+        assert_eq!(relative_amount("bump to 7", &json!(4)), None);
+    }
+
+    #[test]
+    fn a_fraction_in_words_is_its_percentage() {
+        assert_eq!(
+            fraction_as_percentage("a quarter of the pods at a time"),
+            Some(25.0)
+        );
+        assert_eq!(fraction_as_percentage("half of them"), Some(50.0));
+        assert_eq!(fraction_as_percentage("three tenths"), Some(30.0));
+        // No whole percentage, two fractions, another number beside it.
+        assert_eq!(fraction_as_percentage("a third"), None);
+        assert_eq!(fraction_as_percentage("a quarter, then half"), None);
+        assert_eq!(fraction_as_percentage("a quarter of 12 pods"), None);
+    }
+
+    #[test]
+    fn a_well_known_topology_label_names_its_level() {
+        let domains = ["osd", "host", "rack", "zone", "region"];
+        assert_eq!(
+            topology_level("kubernetes.io/hostname", &domains),
+            Some("host")
+        );
+        assert_eq!(
+            topology_level("topology.kubernetes.io/zone", &domains),
+            Some("zone")
+        );
+        // A label nobody wrote for topology, or no allowed value for its level.
+        assert_eq!(topology_level("app.kubernetes.io/name", &domains), None);
+        assert_eq!(
+            topology_level("kubernetes.io/hostname", &["rack", "row"]),
+            None
+        );
     }
 
     #[test]

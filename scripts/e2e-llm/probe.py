@@ -426,13 +426,19 @@ def diff_leaves(a, b, path=""):
     return [] if a == b else [path or "/"]
 
 
-def contains_str(v, needle):
+def contains_str(v, needle, original=None):
+    """Does a string value of `v`, or a key it adds to `original`, contain `needle`?"""
+    n = needle.lower()
     if isinstance(v, str):
-        return needle.lower() in v.lower()
+        return n in v.lower()
     if isinstance(v, dict):
-        return any(contains_str(x, needle) for x in v.values())
+        before = original if isinstance(original, dict) else {}
+        return any((k not in before and n in k.lower()) or contains_str(x, needle, before.get(k))
+                   for k, x in v.items())
     if isinstance(v, list):
-        return any(contains_str(x, needle) for x in v)
+        before = original if isinstance(original, list) else []
+        return any(contains_str(x, needle, before[i] if i < len(before) else None)
+                   for i, x in enumerate(v))
     return False
 
 
@@ -511,7 +517,7 @@ def score(case, variant, answer):
                 reasons.append(f"unexpected change at {leaf}")
     for p, bad in exp.get("forbidden", {}).items():
         for b in bad:
-            if contains_str(get(cand, p), b):
+            if contains_str(get(cand, p), b, get(obj, p)):
                 reasons.append(f"{p} contains {b!r}")
     _ = guard_ok
     return "fixed", not reasons, reasons, shape

@@ -991,7 +991,7 @@ fn expect_problems(
     for (p, needles) in &expect.forbidden {
         let mut strings = Vec::new();
         if let Some(v) = result.pointer(p) {
-            collect_strings(v, &mut strings);
+            collect_strings(v, original.pointer(p), &mut strings);
         }
         for needle in needles {
             let n = needle.to_lowercase();
@@ -1003,14 +1003,21 @@ fn expect_problems(
     problems
 }
 
-fn collect_strings(v: &Value, out: &mut Vec<String>) {
+/// The strings of `v`: its values, and the keys the answer added (a key the user's object
+/// has at the same place, such as a field's own name, is not the answer's).
+fn collect_strings(v: &Value, original: Option<&Value>, out: &mut Vec<String>) {
     match v {
         Value::String(s) => out.push(s.clone()),
-        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| {
+            collect_strings(x, original.and_then(|o| o.get(i)), out);
+        }),
         Value::Object(m) => {
             for (k, x) in m {
-                out.push(k.clone());
-                collect_strings(x, out);
+                let before = original.and_then(|o| o.get(k));
+                if before.is_none() {
+                    out.push(k.clone());
+                }
+                collect_strings(x, before, out);
             }
         }
         _ => {}

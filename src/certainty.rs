@@ -743,8 +743,9 @@ fn variable_named(placeholder: &str) -> Option<&str> {
 
 /// Is `cut` (written as `after`) what the whole `text` gives the field at `path`, its syntax
 /// aside: a URL's host, a pasted command line's flag value or argument, a change note's new
-/// side (`stored` on UPDATE), a kind named as a resource, or the text's amount counted in the
-/// unit the field's description names (`"10000ms"` → `10` where it counts seconds)?
+/// side (`stored` on UPDATE), a kind named as a resource, the level a topology label names,
+/// or the text's amount counted in the unit the field's description names (`"10000ms"` → `10`
+/// where it counts seconds)?
 fn what_the_text_gives(
     path: &str,
     node: Option<&Value>,
@@ -764,6 +765,7 @@ fn what_the_text_gives(
         || node.is_some_and(|n| command_argument(text, |a| takes_word(n, a)) == Some(cut))
         || crate::llm::readings::names_kind_as_resource(text, cut)
         || (pointer::is_list_item(path) && crate::llm::readings::added_item(text) == Some(cut))
+        || crate::llm::readings::topology_level(text, &[cut]) == Some(cut)
 }
 
 /// `"Billing Events/EU"` → `"Billing"`, `"+2"` → `2`, `"reviews-*"` → `"reviews"`, a URL →
@@ -2060,6 +2062,8 @@ mod tests {
                 "http://ratings.bookinfo.svc.cluster.local:9080/",
                 json!("ratings.bookinfo.svc.cluster.local"),
             ),
+            // The level a well-known topology label names.
+            ("kubernetes.io/hostname", json!("host")),
         ] {
             assert!(cut(text, json!({"host": part})).is_empty(), "{text}");
         }

@@ -460,13 +460,15 @@ fn value_readings(sources: &Sources, p: &str, v: &Value, node: &Value) -> Vec<Re
     );
     options.extend(label_values_as_requirement(sources, p, v));
     options.extend(clause_for_sibling(sources, p, v, node));
-    options.extend(off_switch_beside(sources, p, v));
+    options.extend(switch_beside(sources, p, v));
     options.extend(all_except(sources, p, v, node));
     options.extend(to_plural_sibling(sources, p, v, node));
     options.extend(
         pairs_as_one_item(v, node)
             .or_else(|| map_as_keyed_items(v, node))
             .or_else(|| map_of_objects_as_list(v, node, p))
+            .or_else(|| map_as_requirements(v, node))
+            .or_else(|| v.as_str().and_then(|s| namespaces_except(s, node, p)))
             .or_else(|| v.as_str().and_then(|s| selectors_per_value(s, node)))
             .map(|list| vec![Edit::Set(p.to_string(), list)]),
     );
@@ -1740,6 +1742,93 @@ fn kubectl_names(s: &str, items: &Value) -> Option<Value> {
     }
     let taken = names.iter().all(|n| crate::certainty::accepts(items, n));
     (!names.is_empty() && taken).then_some(Value::Array(names))
+}
+
+/// A map of label keys to their values where a list of label requirements belongs
+/// (`matchExpressions: {"pki.acme.io/ca-tier": [root, intermediate]}`): one `In` requirement
+/// per key, its values the listed ones (one text is one value), as `matchLabels` would say
+/// with one value. Only where the items declare `key`, `operator` and `values` and take `In`.
+fn map_as_requirements(v: &Value, node: &Value) -> Option<Value> {
+    let map = v.as_object().filter(|m| !m.is_empty())?;
+    let items = node.get("items")?;
+    let declared = items.get("properties")?;
+    declared.get("key")?;
+    declared.get("values")?;
+    let takes_in = crate::certainty::accepts(declared.get("operator")?, &Value::from("In"));
+    if schema::type_of(node) != "array" || !takes_in {
+        return None;
+    }
+    map.iter()
+        .map(|(key, values)| {
+            let values = match values {
+                Value::String(one) => vec![Value::from(one.as_str())],
+                Value::Array(listed)
+                    if !listed.is_empty() && listed.iter().all(Value::is_string) =>
+                {
+                    listed.clone()
+                }
+                _ => return None,
+            };
+            Some(serde_json::json!({"key": key, "operator": "In", "values": values}))
+        })
+        .collect::<Option<Vec<Value>>>()
+        .map(Value::Array)
+}
+
+/// The label every namespace carries with its own name.
+const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+/// Is `text`, at `p`, the key of a requirement in a namespace selector that names namespaces by
+/// their name label ([`namespaces_except`])?
+pub(super) fn is_namespace_name_key(p: &str, text: &str) -> bool {
+    let tokens = pointer::tokens(p);
+    text == NAMESPACE_NAME_LABEL
+        && tokens.last().is_some_and(|t| t == "key")
+        && tokens.iter().any(|t| names_namespace_selector(t))
+}
+
+/// Does a field's name say it selects namespaces (`namespaceSelector`)?
+fn names_namespace_selector(field: &str) -> bool {
+    let words = crate::certainty::words_of_name(field);
+    words.iter().any(|w| w == "namespace") && words.iter().any(|w| w == "selector")
+}
+
+/// Namespaces named by exception where a namespace selector belongs (`namespaceSelector:
+/// "all namespaces except kube-system and kube-public"`): the selector on the label every
+/// namespace carries with its name, `NotIn` the names. Only where the field is a namespace
+/// selector (its name says so, and it declares `matchExpressions` of `key`, `operator`,
+/// `values`), the text is "all"/"every" ... "except"/"but" and names, and each is a namespace's
+/// name.
+fn namespaces_except(text: &str, node: &Value, p: &str) -> Option<Value> {
+    let (_, field) = pointer::split_last(p)?;
+    let expressions = node.get("properties")?.get("matchExpressions")?;
+    let takes_not_in = expressions
+        .get("items")
+        .and_then(|i| i.get("properties"))
+        .and_then(|d| d.get("operator"))
+        .is_some_and(|o| crate::certainty::accepts(o, &Value::from("NotIn")));
+    if !takes_not_in || !names_namespace_selector(&field) {
+        return None;
+    }
+    let lower = text.trim().to_lowercase();
+    let (whole, names) = lower
+        .split_once(" except ")
+        .or_else(|| lower.split_once(" but "))?;
+    if !["all", "every", "any"].iter().any(|w| whole.starts_with(w)) {
+        return None;
+    }
+    let names: Vec<Value> = names
+        .split([','])
+        .flat_map(|part| part.split(" and "))
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(|n| is_dns_label(n).then(|| Value::from(n)))
+        .collect::<Option<_>>()?;
+    (!names.is_empty()).then(|| {
+        serde_json::json!({"matchExpressions": [
+            {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": names}
+        ]})
+    })
 }
 
 /// A list whose items are kubectl's names of built-in kinds (`deploy`, `sts`,
@@ -3533,31 +3622,42 @@ fn clause_for_sibling(sources: &Sources, p: &str, v: &Value, node: &Value) -> Ve
     out
 }
 
-/// Is `switch` named as the off switch of `field`: one negating word and words of the field's
-/// name (`disablePolling` for `pollingInterval`)?
-pub(super) fn is_off_switch_for(switch: &str, field: &str) -> bool {
+/// Is `switch` the switch beside `field` that the user's `said` turns on instead of a value:
+/// for an absence (`none`, `disabled`), the off switch, named by one negating word and words of
+/// the field's name (`disablePolling` for `pollingInterval: "none - webhook only"`); for all of
+/// them (`*`, `all`), the switch named by `all` and the field's name in the plural
+/// (`includeAllKeys` for `key: "*"`).
+pub(super) fn is_switch_for(switch: &str, field: &str, said: &str) -> bool {
     let own = crate::certainty::words_of_name(field);
-    let (negating, rest): (Vec<String>, Vec<String>) = crate::certainty::words_of_name(switch)
-        .into_iter()
-        .partition(|w| crate::certainty::name_negates(w));
-    negating.len() == 1 && !rest.is_empty() && rest.iter().all(|w| own.contains(w))
+    let words = crate::certainty::words_of_name(switch);
+    if super::readings::states_absence(said, true) {
+        let (negating, rest): (Vec<&String>, Vec<&String>) = words
+            .iter()
+            .partition(|w| crate::certainty::name_negates(w));
+        return negating.len() == 1 && !rest.is_empty() && rest.iter().all(|w| own.contains(w));
+    }
+    let all = matches!(
+        crate::certainty::without_remarks(said)
+            .trim()
+            .to_lowercase()
+            .as_str(),
+        "*" | "all" | "all of them" | "every one"
+    );
+    let plural = own.last().map(|w| format!("{w}s"));
+    all && words.iter().any(|w| w == "all") && plural.is_some_and(|p| words.contains(&p))
 }
 
-/// An absence stated for a setting (`pollingInterval: "none - webhook only"`) whose off switch
-/// is beside it (`disablePolling`: a boolean named by one negating word and words of the
-/// setting's name): the switch on, the setting removed. Only where exactly one such switch is
-/// declared and the object does not turn it off.
-fn off_switch_beside(sources: &Sources, p: &str, v: &Value) -> Option<Resolution> {
+/// A value the user wrote where a switch beside the field says it instead ([`is_switch_for`]):
+/// the switch on, the field removed. Only where exactly one such switch is declared, a boolean,
+/// and the object does not turn it off.
+fn switch_beside(sources: &Sources, p: &str, v: &Value) -> Option<Resolution> {
     let text = v.as_str()?;
-    if !super::readings::states_absence(text, true) {
-        return None;
-    }
     let (parent, name) = pointer::split_last(p)?;
     let properties = schema::node_at(sources.schema, parent)?
         .get("properties")?
         .as_object()?;
     let mut switches = properties.iter().filter(|(other, node)| {
-        schema::type_of(node) == "boolean" && is_off_switch_for(other, &name)
+        schema::type_of(node) == "boolean" && is_switch_for(other, &name, text)
     });
     let (switch, _) = switches.next().filter(|_| switches.next().is_none())?;
     let at = pointer::push(parent, switch);
@@ -7245,13 +7345,30 @@ mod tests {
     }
 
     #[test]
-    fn none_for_a_setting_whose_off_switch_is_beside_it_is_that_switch() {
+    fn a_value_that_a_switch_beside_the_field_says_is_that_switch() {
         let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
             "properties": {"pollingInterval": {"type": "string"},
-                "disablePolling": {"type": "boolean"}, "paused": {"type": "boolean"}}}}});
+                "disablePolling": {"type": "boolean"}, "paused": {"type": "boolean"},
+                "key": {"type": "string"}, "includeAllKeys": {"type": "boolean"}}}}});
+        let all = |text: &str| {
+            let given = json!({"spec": {"key": text}});
+            switch_beside(
+                &sources(&schema, &given),
+                "/spec/key",
+                &given["spec"]["key"],
+            )
+        };
+        assert_eq!(
+            all("*"),
+            Some(vec![
+                Edit::Remove("/spec/key".into()),
+                Edit::Set("/spec/includeAllKeys".into(), json!(true))
+            ])
+        );
+        assert_eq!(all("ca.crt"), None);
         let read = |text: &str| {
             let given = json!({"spec": {"pollingInterval": text}});
-            off_switch_beside(
+            switch_beside(
                 &sources(&schema, &given),
                 "/spec/pollingInterval",
                 &given["spec"]["pollingInterval"],
@@ -7268,6 +7385,66 @@ mod tests {
         // An interval said, or no absence.
         assert_eq!(read("every 5 minutes"), None);
         assert_eq!(read("none, or 1h at most"), None);
+    }
+
+    #[test]
+    fn a_map_of_label_keys_where_requirements_belong_is_one_in_requirement_each() {
+        let expressions = json!({"type": "array", "items": {"type": "object", "properties": {
+            "key": {"type": "string"},
+            "operator": {"type": "string", "enum": ["In", "NotIn", "Exists", "DoesNotExist"]},
+            "values": {"type": "array", "items": {"type": "string"}}}}});
+        assert_eq!(
+            map_as_requirements(
+                &json!({"tier": ["root", "intermediate"], "env": "prod"}),
+                &expressions
+            ),
+            Some(json!([{"key": "env", "operator": "In", "values": ["prod"]},
+                {"key": "tier", "operator": "In", "values": ["root", "intermediate"]}]))
+        );
+        assert_eq!(
+            map_as_requirements(&json!({"tier": {"a": 1}}), &expressions),
+            None
+        );
+        assert_eq!(map_as_requirements(&json!({}), &expressions), None);
+    }
+
+    #[test]
+    fn namespaces_named_by_exception_are_a_selector_on_their_name_label() {
+        let selector = json!({"type": "object", "properties": {
+            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "matchExpressions": {"type": "array", "items": {"type": "object", "properties": {
+                "key": {"type": "string"},
+                "operator": {"type": "string", "enum": ["In", "NotIn", "Exists", "DoesNotExist"]},
+                "values": {"type": "array", "items": {"type": "string"}}}}}}});
+        let at = "/spec/target/namespaceSelector";
+        assert_eq!(
+            namespaces_except(
+                "all namespaces except kube-system and kube-public",
+                &selector,
+                at
+            ),
+            Some(
+                json!({"matchExpressions": [{"key": "kubernetes.io/metadata.name",
+                "operator": "NotIn", "values": ["kube-system", "kube-public"]}]})
+            )
+        );
+        assert!(is_namespace_name_key(
+            "/spec/target/namespaceSelector/matchExpressions/0/key",
+            "kubernetes.io/metadata.name"
+        ));
+        // Another selector, no exception, a word that is no namespace's name.
+        assert_eq!(
+            namespaces_except("all except kube-system", &selector, "/spec/podSelector"),
+            None
+        );
+        assert_eq!(
+            namespaces_except("kube-system and kube-public", &selector, at),
+            None
+        );
+        assert_eq!(
+            namespaces_except("all namespaces except the system ones", &selector, at),
+            None
+        );
     }
 
     #[test]

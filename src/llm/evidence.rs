@@ -387,6 +387,11 @@ fn invented(
         message: format!("llm.requireEvidence: {message}"),
     };
     let replaced = replaced_scalar(given, &leaf.pointer);
+    // A namespace's name is its label `kubernetes.io/metadata.name`: the key of a namespace
+    // selector's requirement made of the user's namespace names.
+    if super::candidates::is_namespace_name_key(&leaf.pointer, &leaf.text) {
+        return None;
+    }
     // The text of an annotation the user's value points to is what they said there.
     // So is the value of the field it says it is the same as (`"same as the request"`).
     // Of an annotation that says an amount per item, what it says of this one.

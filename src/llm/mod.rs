@@ -739,7 +739,7 @@ impl Judge<'_, '_> {
         self.moved_value(candidate, written)
             || self.moved_with_its_name(candidate, p, written)
             || (*written == Value::Bool(true) && self.flag_in_error_names(p))
-            || (*written == Value::Bool(true) && self.switches_off_an_error(candidate, p))
+            || (*written == Value::Bool(true) && self.switches_for_an_error(candidate, p))
             || self.negates_an_error(candidate, p, written)
     }
 
@@ -766,9 +766,10 @@ impl Judge<'_, '_> {
         })
     }
 
-    /// Is the field at `p` the off switch beside a value in error that states absence and that
-    /// the candidate removes (`disablePolling` for `pollingInterval: "none - webhook only"`)?
-    fn switches_off_an_error(&self, candidate: &Value, p: &str) -> bool {
+    /// Is the field at `p` the switch beside a value in error that the candidate removes and
+    /// that says what the switch does (`disablePolling` for `pollingInterval: "none - webhook
+    /// only"`, `includeAllKeys` for `key: "*"`)?
+    fn switches_for_an_error(&self, candidate: &Value, p: &str) -> bool {
         let Some((parent, switch)) = pointer::split_last(p) else {
             return false;
         };
@@ -777,8 +778,7 @@ impl Judge<'_, '_> {
             pointer::split_last(e).is_some_and(|(at, field)| {
                 at == parent
                     && candidate.pointer(e).is_none()
-                    && said.is_some_and(|s| readings::states_absence(s, true))
-                    && candidates::is_off_switch_for(&switch, &field)
+                    && said.is_some_and(|s| candidates::is_switch_for(&switch, &field, s))
             })
         })
     }
@@ -946,7 +946,13 @@ fn undone_changes(
                     );
                 }
             }
-            (same_scalar(before, value) && given.pointer(&path) != Some(before)).then(|| {
+            // The user's own text stating that value is theirs, whatever was stored
+            // (`finalCheckpoint: "no - the VM keeps running until the cutover"` over `false`).
+            let stated = given
+                .pointer(&path)
+                .and_then(Value::as_str)
+                .is_some_and(|said| states_scalar(said, value));
+            (same_scalar(before, value) && given.pointer(&path) != Some(before) && !stated).then(|| {
                 guardrails::Violation::new(
                     &path,
                     "puts back the old object's value where this UPDATE changed it (an undo, not a repair)",
@@ -954,6 +960,22 @@ fn undone_changes(
             })
         })
         .collect()
+}
+
+/// Does the user's text state the scalar `value`: the truth value it states, or its value
+/// before its remarks, written as `value` is?
+fn states_scalar(said: &str, value: &Value) -> bool {
+    match value {
+        Value::Bool(b) => readings::stated_bool(said) == Some(*b),
+        Value::String(_) | Value::Number(_) => {
+            let written = value
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_string);
+            let said = certainty::without_remarks(readings::value_before_comment(said, None));
+            said.trim() == written
+        }
+        _ => false,
+    }
 }
 
 /// A parsed candidate that broke guardrails or is still invalid.

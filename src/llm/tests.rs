@@ -1275,3 +1275,18 @@ fn amounts_in_mixed_units_are_counted_in_each_fields_unit() {
         json!({"ttl": 30, "retry_timeout": 10, "maximum_lag_on_failover": 33554432})
     );
 }
+
+#[test]
+fn a_value_the_users_text_states_is_no_undo_though_it_was_stored() {
+    let old = json!({"spec": {"finalCheckpoint": false, "size": "10Gi"}});
+    let undone = |given: Value, candidate: Value| {
+        let patch = json_patch::diff(&given, &candidate);
+        undone_changes(&patch, &given, Some(&old), &candidate)
+    };
+    let said = json!({"spec": {"finalCheckpoint": "no - the VM keeps running", "size": "10Gi"}});
+    let stored = json!({"spec": {"finalCheckpoint": false, "size": "10Gi"}});
+    assert!(undone(said, stored.clone()).is_empty());
+    // A change note from the stored value is undone by putting it back.
+    let note = json!({"spec": {"finalCheckpoint": "false -> true at cutover", "size": "10Gi"}});
+    assert_eq!(undone(note, stored).len(), 1);
+}

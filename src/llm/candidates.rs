@@ -1778,13 +1778,25 @@ fn map_as_requirements(v: &Value, node: &Value) -> Option<Value> {
 /// The label every namespace carries with its own name.
 const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
 
-/// Is `text`, at `p`, the key of a requirement in a namespace selector that names namespaces by
-/// their name label ([`namespaces_except`])?
-pub(super) fn is_namespace_name_key(p: &str, text: &str) -> bool {
-    let tokens = pointer::tokens(p);
-    text == NAMESPACE_NAME_LABEL
-        && tokens.last().is_some_and(|t| t == "key")
-        && tokens.iter().any(|t| names_namespace_selector(t))
+/// Is `text`, at `p`, the key of a requirement in a namespace selector where the user named
+/// namespaces by exception ([`namespaces_except`] reads the user's text there)?
+pub(super) fn is_namespace_name_key(schema: &Value, given: &Value, p: &str, text: &str) -> bool {
+    if text != NAMESPACE_NAME_LABEL || !p.ends_with("/key") {
+        return false;
+    }
+    let mut selector = String::new();
+    for token in pointer::tokens(p) {
+        selector = pointer::push(&selector, &token);
+        if names_namespace_selector(&token) {
+            let said = given.pointer(&selector).and_then(Value::as_str);
+            let node = schema::node_at(schema, &selector);
+            return said
+                .zip(node)
+                .and_then(|(said, node)| namespaces_except(said, node, &selector))
+                .is_some();
+        }
+    }
+    false
 }
 
 /// Does a field's name say it selects namespaces (`namespaceSelector`)?
@@ -7428,8 +7440,24 @@ mod tests {
                 "operator": "NotIn", "values": ["kube-system", "kube-public"]}]})
             )
         );
+        // The label's key is the user's only where their text named namespaces so.
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"target": {"type": "object", "properties": {
+                "namespaceSelector": selector.clone()}}}}}});
+        let key = "/spec/target/namespaceSelector/matchExpressions/0/key";
+        let said = |s: Value| json!({"spec": {"target": {"namespaceSelector": s}}});
+        let except = said(json!("all namespaces except kube-system"));
         assert!(is_namespace_name_key(
-            "/spec/target/namespaceSelector/matchExpressions/0/key",
+            &schema,
+            &except,
+            key,
+            "kubernetes.io/metadata.name"
+        ));
+        let labels = said(json!({"matchLabels": {"team": "payments"}}));
+        assert!(!is_namespace_name_key(
+            &schema,
+            &labels,
+            key,
             "kubernetes.io/metadata.name"
         ));
         // Another selector, no exception, a word that is no namespace's name.

@@ -388,8 +388,8 @@ fn invented(
     };
     let replaced = replaced_scalar(given, &leaf.pointer);
     // A namespace's name is its label `kubernetes.io/metadata.name`: the key of a namespace
-    // selector's requirement made of the user's namespace names.
-    if super::candidates::is_namespace_name_key(&leaf.pointer, &leaf.text) {
+    // selector's requirement made of the namespaces the user named by exception.
+    if super::candidates::is_namespace_name_key(schema, given, &leaf.pointer, &leaf.text) {
         return None;
     }
     // The text of an annotation the user's value points to is what they said there.

@@ -2127,6 +2127,18 @@ fn text_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
             super::readings::fraction_as_percentage(s).map(|p| Value::from(format!("{p}%"))),
         );
     }
+    // A name in the spelling an identifier's pattern takes (`"Request Transformer"` →
+    // `request-transformer`): where the rules may not make that change (the pattern is
+    // another system's, not a Kubernetes name), a reading to propose.
+    if let Some(pattern) = node.get("pattern").and_then(Value::as_str) {
+        let dots = crate::repair::dns::allows_dots(pattern);
+        let max_len = node.get("maxLength").and_then(Value::as_u64).unwrap_or(253) as usize;
+        out.extend(
+            crate::repair::dns::normalise(s, dots, max_len)
+                .map(Value::from)
+                .filter(|v| crate::certainty::accepts(node, v)),
+        );
+    }
     let rewrites = string_rewrites(s, old);
     // An amount in the notation its field takes: ISO 8601's where the pattern refuses unit
     // symbols (`"1 min 30 s"` → `PT1M30S` for a Knative delivery timeout).
@@ -7473,6 +7485,17 @@ mod tests {
             namespaces_except("all namespaces except the system ones", &selector, at),
             None
         );
+    }
+
+    #[test]
+    fn a_display_name_where_another_systems_identifier_belongs_is_its_spelling_proposed() {
+        let plugin = json!({"type": "string", "pattern": "^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$"});
+        let read = text_readings("Request Transformer", &plugin, None);
+        assert_eq!(read.first(), Some(&json!("request-transformer")));
+        // The rules make no such change there: the pattern takes `_`, no Kubernetes name.
+        assert!(!crate::repair::dns::asks_for_dns(
+            "^[a-z0-9]([a-z0-9_-]*[a-z0-9])?$"
+        ));
     }
 
     #[test]

@@ -4,9 +4,12 @@
 //! than a name has), is left alone, because dropping or cutting characters, or joining a
 //! sentence's words, would name a different object.
 
-/// Does this pattern / rule ask for a DNS-1123 label or subdomain?
+/// Does this pattern / rule ask for a DNS-1123 label or subdomain? Lower case letters, digits
+/// and no upper case, as Kubernetes names objects; a pattern that also takes `_` is another
+/// system's identifier (a plugin ID: `grafana-postgresql-datasource`, `postgres`), whose case
+/// may be all there is of its spelling, so lower-casing a product name there names nothing.
 pub fn asks_for_dns(text: &str) -> bool {
-    text.contains("a-z0-9") && !text.contains("A-Z")
+    text.contains("a-z0-9") && !text.contains("A-Z") && !text.contains('_')
 }
 
 /// Subdomains allow dots; labels do not.
@@ -78,6 +81,8 @@ mod tests {
         assert!(asks_for_dns("^[a-z][a-z0-9-]*$"));
         assert!(!asks_for_dns("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"));
         assert!(!asks_for_dns("self.size() > 2"));
+        // Another system's identifier, which takes `_`.
+        assert!(!asks_for_dns("^[a-z0-9]+([._-][a-z0-9]+)*$"));
     }
 
     #[test]

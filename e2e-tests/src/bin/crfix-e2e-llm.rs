@@ -811,8 +811,12 @@ fn unreported(response: &Value, pointers: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// `/spec/channels/0` → `spec.channels[0]`, as crfix prints field paths.
+/// `/spec/channels/0` → `spec.channels[0]`, as crfix prints field paths (the object itself,
+/// `""`, as `<root>`).
 fn field_path(pointer: &str) -> String {
+    if pointer.is_empty() {
+        return "<root>".to_string();
+    }
     let mut out = String::new();
     for token in pointer_tokens(pointer) {
         if !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) {
@@ -1308,6 +1312,7 @@ mod tests {
     #[test]
     fn field_paths_and_reported_pointers() {
         assert_eq!(field_path("/spec/channels/0"), "spec.channels[0]");
+        assert_eq!(field_path(""), "<root>");
         let r = json!({"message": "x", "audit_annotations": {"crfix-errors":
             "[\"spec.source.catalog.version: bad\",\"spec.namespacex: y\"]"}});
         let want = vec!["/spec/source".to_string(), "/spec/namespace".to_string()];

@@ -792,6 +792,12 @@ fn unreported(response: &Value, pointers: &[String]) -> Vec<String> {
     pointers
         .iter()
         .filter(|p| {
+            // The object itself: crfix's `<root>`, or the API server's `<nil>` of a `oneOf`.
+            if p.is_empty() {
+                return !["<root>:", "<nil>:"]
+                    .iter()
+                    .any(|root| lines.iter().any(|l| l.contains(root)) || message.contains(root));
+            }
             let field = field_path(p);
             // The API server's `oneOf` message names the field in quotes after `<nil>:`
             // (`<nil>: Invalid value: "": "spec.analysis" must validate one and only one …`).

@@ -1637,6 +1637,14 @@ pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
         return vec![named];
     }
     let said = words(text);
+    // A word that is itself an allowed value names that one, never another it looks like an
+    // inflection of (`https` is no plural of `http` where both are allowed).
+    let is_other_value = |w: &str, a: &str| {
+        allowed
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|b| b != a && words(b) == [w])
+    };
     let mut named: Vec<(&str, Vec<String>)> = allowed
         .iter()
         .filter_map(Value::as_str)
@@ -1646,7 +1654,9 @@ pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
             let negated = said[at.saturating_sub(2)..at]
                 .iter()
                 .any(|w| crate::certainty::is_negation(w));
-            (!negated).then_some((a, needed))
+            let inflected =
+                needed.len() == 1 && said[at] != needed[0] && is_other_value(&said[at], a);
+            (!negated && !inflected).then_some((a, needed))
         })
         .collect();
     // The words are letters only; a value whose name holds a number (`io2` beside `io1`,
@@ -4554,6 +4564,19 @@ mod tests {
         assert_eq!(
             topology_level("kubernetes.io/hostname", &["rack", "row"]),
             None
+        );
+    }
+
+    #[test]
+    fn a_word_that_is_an_allowed_value_names_no_other_it_inflects() {
+        let protocols: Vec<Value> = ["grpc", "grpcs", "http", "https", "tcp", "tls"]
+            .iter()
+            .map(|p| json!(p))
+            .collect();
+        assert_eq!(named_values("https only", &protocols), vec!["https"]);
+        assert_eq!(
+            named_values("http and grpc", &protocols),
+            vec!["grpc", "http"]
         );
     }
 

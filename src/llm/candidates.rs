@@ -1006,19 +1006,8 @@ fn enum_options(
 ) -> Vec<Resolution> {
     let text = scalar_text(value);
     let strings: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
-    // The field's own action, negated (`"do not rebalance"` for `replicaAutoBalance`): the
-    // one allowed value that turns it off.
-    let field = pointer::split_last(p).map(|(_, f)| f).unwrap_or_default();
-    if let Some(off) = named
-        .is_empty()
-        .then(|| super::readings::negated_action_value(&text, &field, &strings))
-        .flatten()
-    {
-        return vec![vec![Edit::Set(p.to_string(), Value::from(off))]];
-    }
-    // A well-known topology label (`kubernetes.io/hostname`) names the level it labels.
-    if let Some(level) = super::readings::topology_level(&text, &strings) {
-        return vec![vec![Edit::Set(p.to_string(), Value::from(level))]];
+    if let Some(one) = the_value_the_words_name(p, &text, &strings, named) {
+        return vec![vec![Edit::Set(p.to_string(), Value::from(one))]];
     }
     // The one value named, with words the field's description says of another value
     // (`"Always (only encapsulate when the destination node is in another subnet)"`, where
@@ -1078,6 +1067,23 @@ fn enum_options(
         .take(MAX_ENUM_OPTIONS)
         .map(|(_, a)| vec![Edit::Set(p.to_string(), a.clone())])
         .collect()
+}
+
+/// The one allowed value a text names without spelling it: the field's own action, negated
+/// (`"do not rebalance"` for `replicaAutoBalance`: the value that turns it off, where the text
+/// names no value), or the level a well-known topology label names (`kubernetes.io/hostname`).
+fn the_value_the_words_name<'a>(
+    p: &str,
+    text: &str,
+    strings: &[&'a str],
+    named: &[&str],
+) -> Option<&'a str> {
+    let field = pointer::split_last(p).map(|(_, f)| f).unwrap_or_default();
+    named
+        .is_empty()
+        .then(|| super::readings::negated_action_value(text, &field, strings))
+        .flatten()
+        .or_else(|| super::readings::topology_level(text, strings))
 }
 
 /// Is the allowed value `a` one of the version the user's `text` states, or does the text

@@ -371,6 +371,19 @@ fn old_text(old_object: Option<&Value>, p: &str) -> Option<String> {
         .map(scalar_text)
 }
 
+/// What the user's value `v` at `p` points to and so says there: the text of an annotation
+/// it names, or of that annotation the clause about this item (an amount per item); else the
+/// value of the field it says it is the same as (`"same as the request"`).
+fn referred_to(given: &Value, p: &str, v: &Value) -> Option<Value> {
+    let s = v.as_str()?;
+    super::readings::annotation_referred_to(given, s)
+        .map(|a| {
+            super::readings::clause_naming_item(given, p, a)
+                .map_or_else(|| Value::from(a), Value::from)
+        })
+        .or_else(|| super::readings::field_referred_to(given, p, s).cloned())
+}
+
 /// Why the written `leaf` is not grounded: a word, number or operator that neither the value
 /// it replaces (else the whole object) nor, on UPDATE, the old value there has; or an amount
 /// that is not the replaced value's.
@@ -392,17 +405,7 @@ fn invented(
     if super::candidates::is_namespace_name_key(schema, given, &leaf.pointer, &leaf.text) {
         return None;
     }
-    // The text of an annotation the user's value points to is what they said there.
-    // So is the value of the field it says it is the same as (`"same as the request"`).
-    // Of an annotation that says an amount per item, what it says of this one.
-    let annotation = replaced.and_then(Value::as_str).and_then(|s| {
-        super::readings::annotation_referred_to(given, s)
-            .map(|a| {
-                super::readings::clause_naming_item(given, &leaf.pointer, a)
-                    .map_or_else(|| Value::from(a), Value::from)
-            })
-            .or_else(|| super::readings::field_referred_to(given, &leaf.pointer, s).cloned())
-    });
+    let annotation = replaced.and_then(|v| referred_to(given, &leaf.pointer, v));
     match amount_said(
         leaf,
         schema,

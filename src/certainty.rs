@@ -1636,11 +1636,14 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
     // The schema's names that a text made into a structure gave as its own keys
     // (`"provider=cosign,secretRef.name=pub"` → `{provider, secretRef: {name}}`).
     let mut keys_named: Vec<String> = Vec::new();
+    let moved = moved_fields(given, &patch);
     for op in &patch.0 {
         let path = op.path().to_string();
         match op {
             json_patch::PatchOperation::Add(json_patch::AddOperation { value, .. }) => {
-                value_words(schema, &path, value, &mut added, 0);
+                if !moved.iter().any(|(_, _, to)| *to == path) {
+                    value_words(schema, &path, value, &mut added, 0);
+                }
             }
             json_patch::PatchOperation::Replace(json_patch::ReplaceOperation { value, .. }) => {
                 if let Some(old) = given.pointer(&path) {
@@ -1680,7 +1683,13 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
             }
             json_patch::PatchOperation::Remove(_) => {
                 if let Some(old) = given.pointer(&path) {
-                    value_words(schema, &path, old, &mut removed, 0);
+                    let mut left = old.clone();
+                    if let Some(map) = left.as_object_mut() {
+                        for (_, k, _) in moved.iter().filter(|(from, _, _)| *from == path) {
+                            map.remove(k);
+                        }
+                    }
+                    value_words(schema, &path, &left, &mut removed, 0);
                 }
             }
             _ => return Err("the change is not a plain edit".into()),
@@ -1713,6 +1722,40 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
         why.push("repeats or leaves out some of the user's words".into());
     }
     Err(why.join(" and "))
+}
+
+/// The fields of removed objects that the patch adds, unchanged and under the same key,
+/// elsewhere (a wrapper's fields moved out of it): each as the removed object's path, the key,
+/// and the path it was added at. Their words are the same on both sides; the keys are
+/// structure that moved with them.
+fn moved_fields(given: &Value, patch: &json_patch::Patch) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for op in &patch.0 {
+        let json_patch::PatchOperation::Remove(_) = op else {
+            continue;
+        };
+        let from = op.path().to_string();
+        let Some(map) = given.pointer(&from).and_then(Value::as_object) else {
+            continue;
+        };
+        for (k, v) in map {
+            let added = patch.0.iter().find_map(|op| match op {
+                json_patch::PatchOperation::Add(json_patch::AddOperation { path, value })
+                    if value == v =>
+                {
+                    let to = path.to_string();
+                    pointer::split_last(&to)
+                        .is_some_and(|(_, n)| n == *k)
+                        .then_some(to)
+                }
+                _ => None,
+            });
+            if let Some(to) = added {
+                out.push((from.clone(), k.clone(), to));
+            }
+        }
+    }
+    out
 }
 
 /// The words of the schema's own property names that `v` (at `path`) uses as keys.
@@ -2406,6 +2449,22 @@ mod tests {
             &object(json!({"selector": {"matchNames": ["a", "b"]}})),
         )
         .is_ok());
+    }
+
+    #[test]
+    fn a_wrappers_fields_moved_out_of_it_keep_every_word() {
+        let s = json!({"type": "object", "properties": {
+            "plugin": {"type": "string"},
+            "config": {"type": "object", "properties": {"origins": {"type": "array",
+                "items": {"type": "string"}}}}}});
+        let given = json!({"spec": {"plugin": "cors", "config": {"origins": ["https://a"]}}});
+        let unwrapped = json!({"plugin": "cors", "config": {"origins": ["https://a"]}});
+        assert_eq!(lossless(&s, &given, &unwrapped), Ok(()));
+        // A field left behind, or a value changed on the way, is no reshaping.
+        let changed = json!({"plugin": "cors", "config": {"origins": ["https://b"]}});
+        assert!(lossless(&s, &given, &changed).is_err());
+        let dropped = json!({"plugin": "cors"});
+        assert!(lossless(&s, &given, &dropped).is_err());
     }
 
     #[test]

@@ -140,14 +140,25 @@ pub fn enumerate(
     }
 }
 
+/// Whether `edit` would change what the object holds at a protected path. An edit above one
+/// touches it only where the object holds something there that the edit changes: removing or
+/// replacing a whole `spec` says nothing about a `spec.serviceAccount` it never had.
 fn touches_protected(sources: &Sources, edit: &Edit) -> bool {
-    let p = match edit {
-        Edit::Set(p, _) | Edit::Remove(p) => p,
-    };
-    sources
-        .protected
-        .iter()
-        .any(|root| pointer::is_under(p, root) || pointer::is_under(root, p))
+    sources.protected.iter().any(|root| {
+        let (p, set) = match edit {
+            Edit::Set(p, v) => (p, Some(v)),
+            Edit::Remove(p) => (p, None),
+        };
+        if pointer::is_under(p, root) {
+            return true;
+        }
+        if !pointer::is_under(root, p) {
+            return false;
+        }
+        let held = sources.given.pointer(root);
+        let written = set.and_then(|v| v.pointer(&root[p.len()..]));
+        held.is_some() && held != written
+    })
 }
 
 fn dedup(options: &mut Vec<Resolution>) {
@@ -313,7 +324,9 @@ fn resolutions(
                     );
                 }
             }
-            (ErrorKind::Unknown, Some(v)) => options.extend(relocations(sources, p, v)),
+            (ErrorKind::Unknown, Some(v)) => {
+                options.extend(relocations(sources, p, v, all_errors));
+            }
             (ErrorKind::Cel { .. }, _) if node.is_some_and(|n| schema::type_of(n) == "object") => {
                 options.extend(object_rule_readings(sources, p, value, all_errors));
             }
@@ -340,6 +353,16 @@ fn resolutions(
         && removable(sources, p)
     {
         options.push(vec![Edit::Remove(p.to_string())]);
+    }
+    // A list stated as none is the empty list: it says there are none, where an absent list
+    // may mean a default (kubeadm's control-plane taint when `taints` is unset).
+    let none_listed = node.is_some_and(|n| {
+        schema::type_of(n) == "array" && crate::certainty::accepts(n, &Value::Array(Vec::new()))
+    }) && value
+        .and_then(Value::as_str)
+        .is_some_and(|said| super::readings::states_absence(said, false));
+    if none_listed {
+        options.insert(0, vec![Edit::Set(p.to_string(), Value::Array(Vec::new()))]);
     }
     // The word that says the field is absent is no value of it (`address: "none"`).
     if absent {
@@ -689,6 +712,17 @@ fn rewrite_readings(
             if !options.contains(&reading) {
                 options.push(reading);
             }
+        }
+    }
+    // A value cut short that the user's annotations state in full (`"1.31"`, "Runs
+    // Kubernetes 1.31.4").
+    if let Some(full) = v
+        .as_str()
+        .and_then(|s| super::readings::stated_in_full(sources.given, s))
+    {
+        let reading = vec![Edit::Set(p.to_string(), Value::from(full))];
+        if crate::certainty::accepts(node, &Value::from(full)) && !options.contains(&reading) {
+            options.push(reading);
         }
     }
     let annotation = v
@@ -4018,7 +4052,12 @@ fn strings<'v>(v: &'v Value, at: &str) -> Vec<(String, &'v str)> {
 
 /// An unknown field: removed, or moved to an absent property of a similar name elsewhere in
 /// the schema (wrapped in a list when that property is one), with its words as values too.
-fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
+fn relocations(
+    sources: &Sources,
+    p: &str,
+    value: &Value,
+    errors: &[FieldError],
+) -> Vec<Resolution> {
     let name = pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
     let mut out: Vec<Resolution> = Vec::new();
     let mut targets: Vec<(String, &Value)> = Vec::new();
@@ -4028,14 +4067,22 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
             targets.push((at.to_string(), node));
         }
     });
+    // A value moved goes first where the object lacks one the schema requires.
+    let required_missing = |at: &str| {
+        errors
+            .iter()
+            .any(|e| e.pointer == at && matches!(e.kind, ErrorKind::Required))
+    };
+    targets.sort_by_key(|(at, _)| !required_missing(at));
     // Targets whose schema takes one of the values offered for them.
-    let mut targets_taking = 0;
     for (target, node) in targets {
-        let mut taken = false;
         let remove = Edit::Remove(p.to_string());
         let mut values = vec![value.clone()];
         values.extend(with_similar_keys(value, node));
+        values.extend(pairs_into_its_map(value, node));
         values.extend(rewrites(value, node));
+        // The values its schema takes go first: the others only fit beside another edit.
+        values.sort_by_key(|v| !crate::certainty::accepts(node, v));
         for v in values {
             let v = match (schema::type_of(node), &v) {
                 ("array", Value::Array(_)) => v,
@@ -4047,10 +4094,8 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
                 (_, Value::Array(_)) => continue,
                 _ => v,
             };
-            taken |= crate::certainty::accepts(node, &v);
             out.push(vec![remove.clone(), Edit::Set(target.clone(), v)]);
         }
-        targets_taking += usize::from(taken);
     }
     // Fields one level too high go first: the place beside them that declares them all says
     // more than a field of a similar name anywhere in the schema.
@@ -4074,14 +4119,15 @@ fn relocations(sources: &Sources, p: &str, value: &Value) -> Vec<Resolution> {
     out.extend(amount_in_named_unit(sources, p, value));
     // Another name for the one absent required field beside it (`schedule` for a cron,
     // `port` for a port's `number`, a CronJob's `jobTemplate` for a Job's spec), when only
-    // that field's schema takes the value, and no field of a similar name does.
-    if targets_taking == 0 {
-        if let Some((to, taken)) = required_taker(sources, p, value) {
-            out.push(vec![Edit::Remove(p.to_string()), Edit::Set(to, taken)]);
-        }
+    // that field's schema takes the value; after any field of a similar name that does.
+    if let Some((to, taken)) = required_taker(sources, p, value) {
+        out.push(vec![Edit::Remove(p.to_string()), Edit::Set(to, taken)]);
     }
     if let Some(unwrap) = unwrapped(sources, p, value) {
         out.insert(0, unwrap);
+    }
+    if let Some(swap) = swapped_levels(sources, p, value) {
+        out.insert(0, swap);
     }
 
     if out.is_empty() {
@@ -4121,6 +4167,32 @@ fn unwrapped(sources: &Sources, p: &str, value: &Value) -> Option<Resolution> {
     Some(unwrap)
 }
 
+/// Two levels written the other way round (`ordering: {access: {before: [key-auth]}}` where
+/// the schema nests phase inside direction, `{before: {access: [...]}}`): an undeclared key
+/// whose fields are declared, and unset, where it stands, and each of whose fields declares
+/// the key. Each field then holds the key, with what it held under it, as written.
+fn swapped_levels(sources: &Sources, p: &str, value: &Value) -> Option<Resolution> {
+    let (parent, key) = pointer::split_last(p)?;
+    let parent_node = schema::node_at(sources.schema, parent)?;
+    let fields = value.as_object().filter(|m| !m.is_empty())?;
+    let mut edits = vec![Edit::Remove(p.to_string())];
+    for (field, inner) in fields {
+        let node = schema::child(parent_node, field)?;
+        let at = pointer::push(parent, field);
+        let takes_key = node
+            .get("properties")
+            .and_then(|props| props.get(&key))
+            .or_else(|| node.get("additionalProperties").filter(|a| a.is_object()))?;
+        if sources.given.pointer(&at).is_some() || !crate::certainty::accepts(takes_key, inner) {
+            return None;
+        }
+        let mut swapped = Map::new();
+        swapped.insert(key.clone(), inner.clone());
+        edits.push(Edit::Set(at, Value::Object(swapped)));
+    }
+    Some(edits)
+}
+
 /// The fields a wrapper holds, outermost first: `value`'s own and, while the fields are one
 /// field holding an object, that object's (at most three levels).
 fn wrapped_levels(value: &Value) -> Vec<&Map<String, Value>> {
@@ -4157,6 +4229,32 @@ fn into_the_map_beside(sources: &Sources, p: &str, value: &Value) -> Option<Reso
         Edit::Remove(p.to_string()),
         Edit::Set(to, value.clone()),
     ])
+}
+
+/// Pairs of texts where an object belongs that declares one map of texts and none of their
+/// keys (`selector: {app: orders}`, a Service's selector, moved to a label selector): the
+/// pairs, as written, in that map (`matchLabels`).
+fn pairs_into_its_map(value: &Value, node: &Value) -> Option<Value> {
+    let pairs = value.as_object().filter(|m| !m.is_empty())?;
+    let properties = node.get("properties")?.as_object()?;
+    let texts_only = pairs
+        .iter()
+        .all(|(k, v)| v.is_string() && !properties.contains_key(k));
+    let free_map = |child: &Value| {
+        schema::type_of(child) == "object"
+            && child.get("properties").is_none()
+            && (child
+                .get("additionalProperties")
+                .is_some_and(|a| schema::type_of(a) == "string")
+                || child.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)))
+    };
+    let mut maps = properties.iter().filter(|(_, child)| free_map(child));
+    let (Some((map, _)), None, true) = (maps.next(), maps.next(), texts_only) else {
+        return None;
+    };
+    let mut object = Map::new();
+    object.insert(map.clone(), value.clone());
+    Some(Value::Object(object))
 }
 
 /// The one property of `properties` that is a map of texts (a selector's `matchLabels`).
@@ -4447,7 +4545,9 @@ fn api_version_of_parts(sources: &Sources, p: &str) -> Option<Resolution> {
 /// whose `oidcProviders` list holds objects of exactly those fields; `dataFrom: [{key: …}]`
 /// where `key` belongs in the entry's `extract`): every undeclared key of the object goes, as
 /// written, into the one unset property beside them that declares them all, an object of them,
-/// or a list of one such object.
+/// or a list of one such object. A declared field beside them whose value its own schema
+/// refuses goes with them where the home declares it and takes that value (an SNS entry's
+/// `endpoint: /order-events`, an AWS URL there and the path of the webhook beside it).
 fn into_the_field_that_declares_them(sources: &Sources, p: &str) -> Option<Resolution> {
     let (parent, _) = pointer::split_last(p)?;
     let properties = schema::node_at(sources.schema, parent)?
@@ -4462,40 +4562,55 @@ fn into_the_field_that_declares_them(sources: &Sources, p: &str) -> Option<Resol
     if undeclared.is_empty() {
         return None;
     }
-    let declares_all = |node: &Value| {
-        node.get("properties")
-            .and_then(Value::as_object)
-            .is_some_and(|own| undeclared.keys().all(|k| own.contains_key(k)))
-    };
+    let refused_where_they_stand: Vec<(&String, &Value)> = given
+        .iter()
+        .filter(|(k, v)| {
+            properties
+                .get(*k)
+                .is_some_and(|node| !crate::certainty::accepts(node, v))
+        })
+        .collect();
     let mut homes = properties.iter().filter_map(|(name, node)| {
+        let own = match schema::type_of(node) {
+            "object" => node.get("properties"),
+            "array" => node.get("items").and_then(|i| i.get("properties")),
+            _ => None,
+        }
+        .and_then(Value::as_object)?;
+        if !undeclared.keys().all(|k| own.contains_key(k)) {
+            return None;
+        }
+        let mut moving = undeclared.clone();
+        for (k, v) in &refused_where_they_stand {
+            if *k != name && own.get(*k).is_some_and(|n| crate::certainty::accepts(n, v)) {
+                moving.insert((*k).clone(), (*v).clone());
+            }
+        }
         // A home already written takes them beside what it holds, none of them set there
         // (`queueConfig: {batchSendDeadline: 5s}` beside `maxShards: 200`).
         let held = match given.get(name) {
             None => Map::new(),
-            Some(Value::Object(held)) if undeclared.keys().all(|k| !held.contains_key(k)) => {
+            Some(Value::Object(held)) if moving.keys().all(|k| !held.contains_key(k)) => {
                 held.clone()
             }
             Some(_) => return None,
         };
         let value = match schema::type_of(node) {
-            "object" if declares_all(node) => {
+            "object" => {
                 let mut merged = held;
-                merged.extend(undeclared.clone());
+                merged.extend(moving.clone());
                 Value::Object(merged)
             }
             "array" if !held.is_empty() => return None,
-            "array" if node.get("items").is_some_and(declares_all) => {
-                Value::Array(vec![Value::Object(undeclared.clone())])
-            }
-            _ => return None,
+            _ => Value::Array(vec![Value::Object(moving.clone())]),
         };
-        crate::certainty::accepts(node, &value).then_some((name, value))
+        crate::certainty::accepts(node, &value).then_some((name, value, moving))
     });
-    let (home, value) = homes.next()?;
+    let (home, value, moving) = homes.next()?;
     if homes.next().is_some() {
         return None;
     }
-    let mut edits: Resolution = undeclared
+    let mut edits: Resolution = moving
         .keys()
         .map(|k| Edit::Remove(pointer::push(parent, k)))
         .collect();
@@ -6290,7 +6405,7 @@ mod tests {
         let sources = sources(&schema, &given);
         let at = "/spec/destination";
         assert_eq!(
-            relocations(&sources, at, &destination)[0],
+            relocations(&sources, at, &destination, &[])[0],
             vec![
                 Edit::Remove(at.into()),
                 Edit::Set("/spec/destinations".into(), json!([destination])),
@@ -6308,7 +6423,7 @@ mod tests {
         let sources = sources(&schema, &given);
         let at = "/spec/password/secretKeyRef";
         assert_eq!(
-            relocations(&sources, at, &wrapped)[0],
+            relocations(&sources, at, &wrapped, &[])[0],
             vec![
                 Edit::Remove(at.into()),
                 Edit::Set("/spec/password/key".into(), json!("password")),
@@ -6323,7 +6438,7 @@ mod tests {
             ..sources
         };
         assert_eq!(
-            relocations(&sources, at, &other),
+            relocations(&sources, at, &other, &[]),
             vec![vec![Edit::Remove(at.into())]]
         );
     }
@@ -6337,7 +6452,7 @@ mod tests {
         let sources = sources(&schema, &given);
         let at = "/spec/provider";
         assert_eq!(
-            relocations(&sources, at, &block)[0],
+            relocations(&sources, at, &block, &[])[0],
             vec![
                 Edit::Remove(at.into()),
                 Edit::Set("/spec/method".into(), json!("POST")),
@@ -6350,7 +6465,7 @@ mod tests {
             given: &given,
             ..sources
         };
-        assert!(relocations(&sources, at, &block)
+        assert!(relocations(&sources, at, &block, &[])
             .iter()
             .all(|r| !r.contains(&Edit::Set("/spec/method".into(), json!("POST")))));
     }
@@ -6396,7 +6511,7 @@ mod tests {
         let sources = sources(&schema, &given);
         let at = "/spec/selector/role";
         assert_eq!(
-            relocations(&sources, at, &json!("alert-rules")),
+            relocations(&sources, at, &json!("alert-rules"), &[]),
             vec![vec![
                 Edit::Remove(at.into()),
                 Edit::Set(
@@ -6416,7 +6531,7 @@ mod tests {
                 ..sources
             };
             assert_eq!(
-                relocations(&sources, at, &value),
+                relocations(&sources, at, &value, &[]),
                 vec![vec![Edit::Remove(at.into())]]
             );
         }
@@ -6590,6 +6705,188 @@ mod tests {
             into_the_field_that_declares_them(&sources(&schema, &clash), "/spec/capacity"),
             None
         );
+    }
+
+    #[test]
+    fn a_declared_field_refused_where_it_stands_goes_with_the_fields_into_their_home() {
+        let webhook = json!({"type": "object", "required": ["endpoint", "port"], "properties": {
+            "endpoint": {"type": "string"}, "port": {"type": "string"},
+            "url": {"type": "string"}}});
+        let schema = json!({"type": "object", "properties": {"entry": {"type": "object",
+            "properties": {
+                "topic": {"type": "string"},
+                "endpoint": {"type": "string", "pattern": "^https?://"},
+                "webhook": webhook}}}});
+        let given = json!({"entry": {"topic": "t", "endpoint": "/events", "port": "12000",
+            "url": "https://events.example.com"}});
+        assert_eq!(
+            into_the_field_that_declares_them(&sources(&schema, &given), "/entry/port"),
+            Some(vec![
+                Edit::Remove("/entry/endpoint".into()),
+                Edit::Remove("/entry/port".into()),
+                Edit::Remove("/entry/url".into()),
+                Edit::Set(
+                    "/entry/webhook".into(),
+                    json!({"endpoint": "/events", "port": "12000",
+                        "url": "https://events.example.com"})
+                ),
+            ])
+        );
+        // An endpoint its own place takes stays there, and the webhook then lacks one.
+        let valid_there = json!({"entry": {"endpoint": "https://sns.example.com",
+            "port": "12000", "url": "https://events.example.com"}});
+        assert_eq!(
+            into_the_field_that_declares_them(&sources(&schema, &valid_there), "/entry/port"),
+            None
+        );
+    }
+
+    #[test]
+    fn levels_written_the_other_way_round_are_swapped_back() {
+        let phases = json!({"type": "object", "properties": {
+            "access": {"type": "array", "items": {"type": "string"}}}});
+        let schema = json!({"type": "object", "properties": {"ordering": {"type": "object",
+            "properties": {"before": phases, "after": phases}}}});
+        let given = json!({"ordering": {"access": {"before": ["key-auth"]}}});
+        assert_eq!(
+            swapped_levels(
+                &sources(&schema, &given),
+                "/ordering/access",
+                &given["ordering"]["access"]
+            ),
+            Some(vec![
+                Edit::Remove("/ordering/access".into()),
+                Edit::Set("/ordering/before".into(), json!({"access": ["key-auth"]})),
+            ])
+        );
+        // A field the inner level names that the schema does not declare: no reading.
+        let other = json!({"ordering": {"access": {"during": ["key-auth"]}}});
+        assert_eq!(
+            swapped_levels(
+                &sources(&schema, &other),
+                "/ordering/access",
+                &other["ordering"]["access"]
+            ),
+            None
+        );
+        // Nor where the swapped place is already written.
+        let written =
+            json!({"ordering": {"access": {"before": ["a"]}, "before": {"access": ["b"]}}});
+        assert_eq!(
+            swapped_levels(
+                &sources(&schema, &written),
+                "/ordering/access",
+                &written["ordering"]["access"]
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn pairs_moved_to_a_label_selector_go_into_its_map() {
+        let selector = json!({"type": "object", "properties": {
+            "matchLabels": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+            "matchExpressions": {"type": "array", "items": {"type": "object"}}}});
+        let pairs = json!({"app": "orders", "tier": "api"});
+        assert_eq!(
+            pairs_into_its_map(&pairs, &selector),
+            Some(json!({"matchLabels": {"app": "orders", "tier": "api"}}))
+        );
+        // A key the selector declares is no label, and a value that is no text neither.
+        assert_eq!(
+            pairs_into_its_map(&json!({"matchLabels": "x"}), &selector),
+            None
+        );
+        assert_eq!(pairs_into_its_map(&json!({"app": 1}), &selector), None);
+    }
+
+    #[test]
+    fn a_value_moved_goes_first_where_a_required_one_is_missing() {
+        let selector = json!({"type": "object", "properties": {
+            "matchLabels": {"type": "object", "additionalProperties": {"type": "string"}}}});
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"externalWorkloadSelector": selector, "podSelector": selector}}}});
+        let given = json!({"spec": {"selector": {"app": "orders"}}});
+        let errors = [FieldError {
+            pointer: "/spec/podSelector".into(),
+            kind: ErrorKind::Required,
+            message: "Required value".into(),
+        }];
+        let options = relocations(
+            &sources(&schema, &given),
+            "/spec/selector",
+            &given["spec"]["selector"],
+            &errors,
+        );
+        assert_eq!(
+            options[0],
+            vec![
+                Edit::Remove("/spec/selector".into()),
+                Edit::Set(
+                    "/spec/podSelector".into(),
+                    json!({"matchLabels": {"app": "orders"}})
+                ),
+            ]
+        );
+        let unordered = relocations(
+            &sources(&schema, &given),
+            "/spec/selector",
+            &given["spec"]["selector"],
+            &[],
+        );
+        assert!(
+            matches!(&unordered[0][1], Edit::Set(to, _) if to == "/spec/externalWorkloadSelector")
+        );
+    }
+
+    #[test]
+    fn a_list_stated_as_none_is_offered_empty_first() {
+        let schema = json!({"type": "object", "properties": {"taints": {"type": "array",
+            "items": {"type": "object", "required": ["key"], "properties": {"key": {"type": "string"}}}}}});
+        let given = json!({"taints": "none - workloads run on this node"});
+        let options = resolutions(
+            &sources(&schema, &given),
+            "/taints",
+            &[&ErrorKind::Type {
+                expected: "array".into(),
+            }],
+            &[],
+        );
+        assert_eq!(options[0], vec![Edit::Set("/taints".into(), json!([]))]);
+    }
+
+    #[test]
+    fn an_undeclared_field_may_be_the_required_field_beside_it_after_similar_names() {
+        let schema = json!({"type": "object", "required": ["plugin"], "properties": {
+            "plugin": {"type": "string", "pattern": "^[a-z0-9-]+$"},
+            "instance_name": {"type": "string"}}});
+        let given = json!({"name": "rate-limiting"});
+        let options = relocations(&sources(&schema, &given), "/name", &given["name"], &[]);
+        let to = |o: &Resolution| match &o[1] {
+            Edit::Set(to, _) => to.clone(),
+            Edit::Remove(_) => String::new(),
+        };
+        assert_eq!(
+            options.iter().map(to).collect::<Vec<_>>(),
+            ["/instance_name", "/plugin"]
+        );
+    }
+
+    #[test]
+    fn a_value_cut_short_is_read_as_the_annotation_states_it_in_full() {
+        let schema = json!({"type": "object", "properties": {"version": {"type": "string",
+            "pattern": "^v?[0-9]+\\.[0-9]+\\.[0-9]+$"}}});
+        let given = json!({"metadata": {"annotations": {"description":
+            "Runs Kubernetes 1.31.4, like the workers."}}, "version": "1.31"});
+        let options = resolutions(
+            &sources(&schema, &given),
+            "/version",
+            &[&ErrorKind::Pattern {
+                pattern: "^v?[0-9]+\\.[0-9]+\\.[0-9]+$".into(),
+            }],
+            &[],
+        );
+        assert!(options.contains(&vec![Edit::Set("/version".into(), json!("1.31.4"))]));
     }
 
     #[test]
@@ -6831,7 +7128,7 @@ mod tests {
                 "required": required, "properties": properties}}});
             let sources = sources(&schema, &given);
             let value = given.pointer(at).cloned().unwrap();
-            relocations(&sources, at, &value)
+            relocations(&sources, at, &value, &[])
         };
         let moved = vec![
             Edit::Remove("/spec/schedule".into()),

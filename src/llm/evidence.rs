@@ -382,6 +382,7 @@ fn referred_to(given: &Value, p: &str, v: &Value) -> Option<Value> {
                 .map_or_else(|| Value::from(a), Value::from)
         })
         .or_else(|| super::readings::field_referred_to(given, p, s).cloned())
+        .or_else(|| super::readings::stated_in_full(given, s).map(Value::from))
 }
 
 /// Why the written `leaf` is not grounded: a word, number or operator that neither the value

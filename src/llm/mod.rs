@@ -857,6 +857,8 @@ impl Judge<'_, '_> {
                 // A list or object in error put whole into a new structure (a label's values
                 // into a selector requirement).
                 || (!evidence::is_scalar(before) && holds_whole(written, before))
+                // Or a list or object found whole inside one (levels swapped around it).
+                || (!evidence::is_scalar(written) && holds_whole(before, written))
                 // Or an entry of an object in error (a rule over the whole map refused it).
                 || before.as_object().is_some_and(|entries| {
                     entries.iter().any(|(key, entry)| {

@@ -1284,6 +1284,35 @@ pub fn annotation_referred_to<'v>(object: &'v Value, text: &str) -> Option<&'v s
     }
 }
 
+/// The one word of the user's annotations that states `text` in full: `text` cut short at a
+/// `.` or `-` of it (`"1.31"` where the description says "Runs Kubernetes 1.31.4"). None
+/// when the annotations extend it in two ways or not at all.
+pub fn stated_in_full<'v>(object: &'v Value, text: &str) -> Option<&'v str> {
+    if text.is_empty() || text.contains(char::is_whitespace) {
+        return None;
+    }
+    let mut found: Vec<&str> = Vec::new();
+    for (_, annotation) in user_annotations(object) {
+        for word in annotation.split_whitespace() {
+            let word =
+                word.trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '(' | ')' | '"' | '\''));
+            let word = word.trim_end_matches('.');
+            let extends = word.strip_prefix(text).is_some_and(|rest| {
+                let mut chars = rest.chars();
+                matches!(chars.next(), Some('.' | '-'))
+                    && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+            });
+            if extends && !found.contains(&word) {
+                found.push(word);
+            }
+        }
+    }
+    match found.as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
 /// The part before a glued `#` comment, when it states an amount.
 fn amount_before_comment(text: &str) -> Option<&str> {
     before_comment(text).filter(|value| !amounts(value).is_empty())
@@ -3157,6 +3186,20 @@ fn amount_at(tokens: &[&str], i: usize) -> Option<Read> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_value_cut_short_is_stated_in_full_by_one_word_of_the_annotations() {
+        let object = |note: &str| json!({"metadata": {"annotations": {"description": note}}});
+        let full = object("Runs Kubernetes 1.31.4, like the ledger-md-0 workers.");
+        assert_eq!(stated_in_full(&full, "1.31"), Some("1.31.4"));
+        // A longer number is no continuation, nor a word the value does not start.
+        assert_eq!(stated_in_full(&full, "1.3"), None);
+        assert_eq!(stated_in_full(&full, "31.4"), None);
+        // Two ways to extend it: none.
+        let two = object("Runs 1.31.4 now and 1.31.5 after the freeze.");
+        assert_eq!(stated_in_full(&two, "1.31"), None);
+        assert_eq!(stated_in_full(&full, "Runs Kubernetes"), None);
+    }
 
     #[test]
     fn a_dotted_netmask_is_its_prefix_length() {

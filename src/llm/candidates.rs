@@ -4073,11 +4073,23 @@ fn relocations(
             .iter()
             .any(|e| e.pointer == at && matches!(e.kind, ErrorKind::Required))
     };
-    targets.sort_by_key(|(at, _)| !required_missing(at));
+    // Then a field of the same name before one of a similar name (`backendRefs` before the
+    // deprecated `backendRef`).
+    let same_name = |at: &str| pointer::split_last(at).is_some_and(|(_, leaf)| leaf == name);
+    targets.sort_by_key(|(at, _)| (!required_missing(at), !same_name(at)));
     // Targets whose schema takes one of the values offered for them.
     for (target, node) in targets {
         let remove = Edit::Remove(p.to_string());
         let mut values = vec![value.clone()];
+        // The one item of a list where one value belongs (`accessModes: [ReadWriteOncePod]`
+        // for `accessMode`): the item, and its readings there.
+        if let (Some([item]), false) = (
+            value.as_array().map(Vec::as_slice),
+            schema::type_of(node) == "array",
+        ) {
+            values.push(item.clone());
+            values.extend(rewrites(item, node));
+        }
         values.extend(with_similar_keys(value, node));
         values.extend(pairs_into_its_map(value, node));
         values.extend(rewrites(value, node));

@@ -1395,7 +1395,17 @@ pub fn counted_in_words(text: &str) -> Option<f64> {
     // `a`/`an` count nothing (`"one at a time"`).
     let counts = |w: &str| number_word(w).filter(|_| !["a", "an"].contains(&w));
     let (first, rest) = words.split_first()?;
-    let count = counts(first)?;
+    // A dozen or a hundred of them is that many (`"two dozen"` → 24, `"a dozen"` → 12).
+    const GROUPS: [(&str, f64); 2] = [("dozen", 12.0), ("hundred", 100.0)];
+    let group = rest
+        .first()
+        .and_then(|next| GROUPS.iter().find(|(g, _)| g == next))
+        .map(|(_, size)| *size);
+    let (count, rest) = match group {
+        Some(size) if ["a", "an"].contains(&first.as_str()) => (size, &rest[1..]),
+        Some(size) => (counts(first)? * size, &rest[1..]),
+        None => (counts(first)?, rest),
+    };
     let another = rest
         .iter()
         .any(|w| counts(w).is_some() || RELATIVE.contains(&w.as_str()))
@@ -4477,7 +4487,11 @@ mod tests {
         assert_eq!(counted_in_words("two or three"), None);
         assert_eq!(counted_in_words("a few"), None);
         assert_eq!(counted_in_words("one replica, 2 in prod"), None);
-        assert_eq!(counted_in_words("two dozen"), None);
+        assert_eq!(counted_in_words("two dozen"), Some(24.0));
+        assert_eq!(counted_in_words("a dozen (one per shard)"), Some(12.0));
+        assert_eq!(counted_in_words("three hundred"), Some(300.0));
+        assert_eq!(counted_in_words("two dozen of them"), None);
+        assert_eq!(counted_in_words("a dozen or two"), None);
         assert_eq!(counted_in_words("all but one"), None);
         assert_eq!(counted_in_words("the one before the leak"), None);
         assert_eq!(counted_in_words("one above the catch-all route"), None);

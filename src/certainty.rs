@@ -256,6 +256,97 @@ pub fn meaning_kept_over(
         }
     }
     out.extend(negating_move(given, &patch));
+    out.extend(namespace_dropped(given, &patch, candidate));
+    out
+}
+
+/// Does `v` hold the text `text` as one of its string values, at any depth?
+fn holds_text(v: &Value, text: &str) -> bool {
+    match v {
+        Value::String(s) => s == text,
+        Value::Object(map) => map.values().any(|c| holds_text(c, text)),
+        Value::Array(items) => items.iter().any(|c| holds_text(c, text)),
+        _ => false,
+    }
+}
+
+/// A reference's namespace other than the object's own, dropped: the name alone then names
+/// an object of that name in the object's namespace, another object than the user's
+/// (`sourcePVC: {name: pgdata, namespace: databases}` in a ReplicationSource of `backups`,
+/// where the field takes a name only). Kept anywhere in the result, it is not dropped.
+fn namespace_dropped(
+    given: &Value,
+    patch: &json_patch::Patch,
+    candidate: &Value,
+) -> Vec<Violation> {
+    let own = given.pointer("/metadata/namespace").and_then(Value::as_str);
+    let mut out = Vec::new();
+    for op in &patch.0 {
+        if !matches!(
+            op,
+            json_patch::PatchOperation::Remove(_) | json_patch::PatchOperation::Replace(_)
+        ) {
+            continue;
+        }
+        let path = op.path().to_string();
+        if pointer::is_under(&path, "/metadata") {
+            continue;
+        }
+        let Some(before) = given.pointer(&path) else {
+            continue;
+        };
+        let mut namespaces: Vec<(String, String)> = Vec::new();
+        // A reference: an object with a `name` and a `namespace` (a Kubernetes object's own
+        // `spec.namespace`, where it installs things, is no reference).
+        each_node(&path, before, 0, &mut |at, v| {
+            let (Some(ns), Some(name)) = (
+                v.get("namespace").and_then(Value::as_str),
+                v.get("name").and_then(Value::as_str),
+            ) else {
+                return;
+            };
+            if !name.is_empty() {
+                namespaces.push((at.to_string(), ns.to_string()));
+            }
+        });
+        // Or the reference's namespace itself.
+        if let (Some((reference, key)), Some(ns)) = (pointer::split_last(&path), before.as_str()) {
+            let names = given
+                .pointer(reference)
+                .and_then(|r| r.get("name"))
+                .and_then(Value::as_str)
+                .is_some_and(|n| !n.is_empty());
+            if key == "namespace" && names {
+                namespaces.push((reference.to_string(), ns.to_string()));
+            }
+        }
+        for (reference, ns) in &namespaces {
+            // A namespace's name; prose around one is read by the other principles.
+            let a_name = !ns.is_empty()
+                && ns.len() <= 63
+                && ns
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !ns.starts_with('-')
+                && !ns.ends_with('-');
+            if Some(ns.as_str()) == own || !a_name {
+                continue;
+            }
+            // Kept anywhere outside the metadata: moved with its reference, or written beside it.
+            let kept = candidate
+                .as_object()
+                .is_some_and(|o| o.iter().any(|(k, v)| k != "metadata" && holds_text(v, ns)));
+            if !kept {
+                out.push(Violation::new(
+                    &path,
+                    format!(
+                        "drops the namespace {ns:?} of the reference at {}: a name alone names an object in this object's own namespace",
+                        pointer::to_field_path(reference)
+                    ),
+                ));
+            }
+        }
+    }
     out
 }
 
@@ -1647,6 +1738,9 @@ pub fn lossless(schema: &Value, given: &Value, candidate: &Value) -> Result<(), 
             }
             json_patch::PatchOperation::Replace(json_patch::ReplaceOperation { value, .. }) => {
                 if let Some(old) = given.pointer(&path) {
+                    if let Some(why) = order_read_from_a_map(schema, &path, old, value) {
+                        return Err(why);
+                    }
                     if let Some(why) = ambiguous_placement(schema, &path, old, value) {
                         return Err(why);
                     }
@@ -1758,6 +1852,31 @@ fn moved_fields(given: &Value, patch: &json_patch::Patch) -> Vec<(String, String
     out
 }
 
+/// A list of several items made from a map, where the list's order may mean something: the
+/// order the user wrote the map's keys in is not kept once the request is read (JSON objects
+/// are unordered, and crfix reads them sorted), so the items' order is crfix's, not the
+/// user's. A Crossplane pipeline's steps run in list order, though they are a list-map keyed by
+/// `step`; init containers start in list order. Only a set has no order to lose.
+fn order_read_from_a_map(
+    schema: &Value,
+    path: &str,
+    before: &Value,
+    after: &Value,
+) -> Option<String> {
+    let (Value::Object(map), Value::Array(items)) = (before, after) else {
+        return None;
+    };
+    let set = schema::node_at(schema, path)
+        .and_then(|n| n.get("x-kubernetes-list-type"))
+        .and_then(Value::as_str)
+        == Some("set");
+    (map.len() > 1 && items.len() > 1 && !set).then(|| {
+        format!(
+            "{path}: the map's entries became a list in an order crfix chose; the order you wrote them in is not known here"
+        )
+    })
+}
+
 /// The words of the schema's own property names that `v` (at `path`) uses as keys.
 fn declared_keys(schema: &Value, path: &str, v: &Value, out: &mut Vec<String>) {
     each_node(path, v, 0, &mut |at, node| {
@@ -1860,6 +1979,8 @@ fn value_words(schema: &Value, path: &str, v: &Value, out: &mut Vec<String>, dep
     match v {
         Value::Object(map) => {
             let node = schema::node_at(schema, path);
+            // An object written where a list belongs: its entries are read as the items.
+            let as_items = node.is_some_and(|n| schema::type_of(n) == "array");
             for (k, child) in map {
                 let declared = node
                     .and_then(|n| n.get("properties"))
@@ -1868,7 +1989,8 @@ fn value_words(schema: &Value, path: &str, v: &Value, out: &mut Vec<String>, dep
                     out.extend(words_of_name(k));
                     out.extend(symbols(k));
                 }
-                value_words(schema, &pointer::push(path, k), child, out, depth + 1);
+                let at = pointer::push(path, if as_items { "0" } else { k });
+                value_words(schema, &at, child, out, depth + 1);
             }
         }
         Value::Array(items) => {
@@ -2449,6 +2571,55 @@ mod tests {
             &object(json!({"selector": {"matchNames": ["a", "b"]}})),
         )
         .is_ok());
+    }
+
+    #[test]
+    fn a_references_other_namespace_is_never_dropped() {
+        let s = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"sourcePVC": {"type": "string"}}}}});
+        let given = json!({"metadata": {"namespace": "backups"},
+            "spec": {"sourcePVC": {"name": "pgdata", "namespace": "databases"}}});
+        let name_only = json!({"metadata": {"namespace": "backups"},
+            "spec": {"sourcePVC": "pgdata"}});
+        let v = meaning_kept_over(&s, &given, None, &[], &name_only);
+        assert!(v.iter().any(|v| v.message.contains("databases")), "{v:?}");
+        // The object's own namespace says nothing the name does not.
+        let own = json!({"metadata": {"namespace": "backups"},
+            "spec": {"sourcePVC": {"name": "pgdata", "namespace": "backups"}}});
+        assert!(meaning_kept_over(&s, &own, None, &[], &name_only).is_empty());
+        // Nor the namespace alone.
+        let without = json!({"metadata": {"namespace": "backups"},
+            "spec": {"sourcePVC": {"name": "pgdata"}}});
+        assert!(!meaning_kept_over(&s, &given, None, &[], &without).is_empty());
+        // Kept elsewhere in the result (the reference moved), it is not dropped.
+        let moved = json!({"metadata": {"namespace": "backups"},
+            "spec": {"sourcePVC": "pgdata", "source": {"namespace": "databases"}}});
+        assert!(meaning_kept_over(&s, &given, None, &[], &moved)
+            .iter()
+            .all(|v| !v.message.contains("databases")));
+    }
+
+    #[test]
+    fn a_list_made_from_a_map_has_an_order_crfix_chose() {
+        let steps = json!({"type": "array", "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["step"], "items": {"type": "object", "properties": {
+                "step": {"type": "string"}, "fn": {"type": "string"}}}});
+        let s = json!({"type": "object", "properties": {"pipeline": steps}});
+        let given = json!({"pipeline": {"render": {"fn": "a"}, "detect": {"fn": "b"}}});
+        let list =
+            json!({"pipeline": [{"step": "detect", "fn": "b"}, {"step": "render", "fn": "a"}]});
+        let why = lossless(&s, &given, &list).unwrap_err();
+        assert!(why.contains("order"), "{why}");
+        // One entry has no order to lose.
+        let one = json!({"pipeline": {"render": {"fn": "a"}}});
+        assert_eq!(
+            lossless(
+                &s,
+                &one,
+                &json!({"pipeline": [{"step": "render", "fn": "a"}]})
+            ),
+            Ok(())
+        );
     }
 
     #[test]

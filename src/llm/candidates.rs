@@ -365,10 +365,15 @@ fn resolutions(
         options.insert(0, vec![Edit::Set(p.to_string(), Value::Array(Vec::new()))]);
     }
     // The word that says the field is absent is no value of it (`address: "none"`).
+    // An allowed value is one though it says none (`copyMethod: None`).
+    let allowed = |w: &str| {
+        node.and_then(schema::enum_values)
+            .is_some_and(|values| values.iter().any(|a| a.as_str() == Some(w)))
+    };
     if absent {
         options.retain(|o| {
             !matches!(o.as_slice(), [Edit::Set(to, Value::String(w))]
-                if to == p && super::readings::states_absence(w, true))
+                if to == p && super::readings::states_absence(w, true) && !allowed(w))
         });
     }
     if let (true, Some(Value::String(said))) = (list_entry, value) {
@@ -2166,6 +2171,7 @@ fn text_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
         out.extend(
             super::readings::fraction_as_percentage(s).map(|p| Value::from(format!("{p}%"))),
         );
+        out.extend(super::readings::percent_in_words(s).map(|p| Value::from(format!("{p}%"))));
     }
     // A name in the spelling an identifier's pattern takes (`"Request Transformer"` →
     // `request-transformer`): where the rules may not make that change (the pattern is
@@ -4318,6 +4324,12 @@ fn map_as_keyed_items(value: &Value, node: &Value) -> Option<Value> {
         .get("items")
         .filter(|_| schema::type_of(node) == "array")?;
     let properties = items.get("properties")?.as_object()?;
+    // A key that is a field of the items names that field, not a pair: `{ref: a-binding,
+    // revision: …}` holds an item's `ref` beside a parameter, and `{name: ref, value:
+    // a-binding}` would pass a parameter called `ref` and drop the reference.
+    if pairs.keys().any(|k| properties.contains_key(k)) {
+        return None;
+    }
     // A whole number or a truth value where text belongs is that text, as a rule repair
     // writes it (an env var's `4096`).
     let taken = |value_node: &Value, v: &Value| {
@@ -4363,6 +4375,9 @@ fn map_as_keyed_items(value: &Value, node: &Value) -> Option<Value> {
             .map(|(k, v)| item_of(key_field, value_field, k, v))
             .collect::<Option<Vec<Value>>>()
     };
+    if let Some(list) = objects_keyed_by_field(pairs, node, items, properties) {
+        return Some(list);
+    }
     let named = properties
         .get("name")
         .filter(|n| schema::type_of(n) == "string" && properties.contains_key("value"))
@@ -4385,6 +4400,56 @@ fn map_as_keyed_items(value: &Value, node: &Value) -> Option<Value> {
         };
     }
     enum_keyed_items(pairs, properties)
+}
+
+/// A map of objects where a list of objects belongs, keyed by the one field the objects lack
+/// (`{Ready: {status: Unknown, timeout: 5m}, …}` for node conditions of `type`, `status` and
+/// `timeout`, as a list-map is often written): one item per key, the key in that field beside
+/// the fields it held, as written. The field is the list's one map key, else the one required
+/// field of the items that no object holds; every object holds only fields the items declare,
+/// and the field takes every key.
+fn objects_keyed_by_field(
+    pairs: &Map<String, Value>,
+    node: &Value,
+    items: &Value,
+    properties: &Map<String, Value>,
+) -> Option<Value> {
+    let objects: Vec<(&String, &Map<String, Value>)> = pairs
+        .iter()
+        .map(|(k, v)| v.as_object().map(|o| (k, o)))
+        .collect::<Option<_>>()?;
+    let declared = objects
+        .iter()
+        .all(|(_, o)| !o.is_empty() && o.keys().all(|f| properties.contains_key(f)));
+    if !declared {
+        return None;
+    }
+    let lacked = |field: &&str| objects.iter().all(|(_, o)| !o.contains_key(*field));
+    let key_field = match schema::list_map_keys(node).as_slice() {
+        [key] => Some(*key).filter(lacked),
+        [] => {
+            let mut required = schema::required(items).filter(lacked);
+            match (required.next(), required.next()) {
+                (Some(one), None) => Some(one),
+                _ => None,
+            }
+        }
+        _ => None,
+    }?;
+    let key_node = properties.get(key_field)?;
+    let list = objects
+        .into_iter()
+        .map(|(k, o)| {
+            let key = Value::from(k.as_str());
+            crate::certainty::accepts(key_node, &key).then(|| {
+                let mut item = Map::new();
+                item.insert(key_field.to_string(), key);
+                item.extend(o.clone());
+                Value::Object(item)
+            })
+        })
+        .collect::<Option<Vec<Value>>>()?;
+    Some(Value::Array(list))
 }
 
 /// A map whose keys are each an allowed value of one text field of the items and whose values
@@ -5744,6 +5809,69 @@ mod tests {
     }
 
     #[test]
+    fn a_map_of_objects_is_keyed_by_the_one_field_they_lack() {
+        let conditions = json!({"type": "array", "items": {"type": "object",
+            "required": ["type", "status", "timeout"], "properties": {
+                "type": {"type": "string"}, "status": {"type": "string"},
+                "timeout": {"type": "string"}}}});
+        assert_eq!(
+            map_as_keyed_items(
+                &json!({"Ready": {"status": "Unknown", "timeout": "5m"},
+                    "KernelDeadlock": {"status": "True", "timeout": "15m"}}),
+                &conditions
+            ),
+            Some(
+                json!([{"type": "KernelDeadlock", "status": "True", "timeout": "15m"},
+                {"type": "Ready", "status": "Unknown", "timeout": "5m"}])
+            )
+        );
+        // An object holding a field the items do not declare, or every field: no reading.
+        assert_eq!(
+            map_as_keyed_items(&json!({"Ready": {"state": "Unknown"}}), &conditions),
+            None
+        );
+        assert_eq!(
+            map_as_keyed_items(
+                &json!({"Ready": {"type": "x", "status": "True", "timeout": "1m"}}),
+                &conditions
+            ),
+            None
+        );
+        // A list-map's key names the field.
+        let keyed = json!({"type": "array", "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["step"], "items": {"type": "object", "properties": {
+                "step": {"type": "string"}, "fn": {"type": "string"}}}});
+        assert_eq!(
+            map_as_keyed_items(&json!({"render": {"fn": "templates"}}), &keyed),
+            Some(json!([{"step": "render", "fn": "templates"}]))
+        );
+    }
+
+    #[test]
+    fn an_allowed_value_that_says_none_is_offered() {
+        let schema = json!({"type": "object", "properties": {"copyMethod": {"type": "string",
+            "enum": ["Direct", "None", "Clone", "Snapshot"]}}});
+        let given = json!({"copyMethod": "none - the class can't snapshot or clone"});
+        let options = resolutions(
+            &sources(&schema, &given),
+            "/copyMethod",
+            &[&ErrorKind::Enum {
+                allowed: vec![
+                    json!("Direct"),
+                    json!("None"),
+                    json!("Clone"),
+                    json!("Snapshot"),
+                ],
+            }],
+            &[],
+        );
+        assert!(
+            options.contains(&vec![Edit::Set("/copyMethod".into(), json!("None"))]),
+            "{options:?}"
+        );
+    }
+
+    #[test]
     fn a_map_where_keyed_items_belong_is_one_item_per_key() {
         let headers = json!({"type": "array", "items": {"type": "object", "properties": {
             "name": {"type": "string"}, "value": {"type": "string"}}}});
@@ -5754,6 +5882,16 @@ mod tests {
         );
         // A value the item's `value` does not take, or items without the pair: no reading.
         assert_eq!(map_as_keyed_items(&json!({"Host": 1.5}), &headers), None);
+        // A key that is a field of the items is that field, not a pair's name.
+        let bindings = json!({"type": "array", "items": {"type": "object", "properties": {
+            "ref": {"type": "string"}, "name": {"type": "string"}, "value": {"type": "string"}}}});
+        assert_eq!(
+            map_as_keyed_items(
+                &json!({"ref": "push-binding", "revision": "$(body.sha)"}),
+                &bindings
+            ),
+            None
+        );
         let ports = json!({"type": "array", "items": {"type": "object", "properties": {
             "port": {"type": "integer"}}}});
         assert_eq!(map_as_keyed_items(&json!({"http": "80"}), &ports), None);

@@ -1313,6 +1313,27 @@ pub fn stated_in_full<'v>(object: &'v Value, text: &str) -> Option<&'v str> {
     }
 }
 
+/// A percentage written in words (`"40 percent of the pool"` → `40`): the one number of the
+/// text, followed by `percent`, `per cent` or `pct`.
+pub fn percent_in_words(text: &str) -> Option<f64> {
+    let stated = crate::certainty::without_remarks(text).to_lowercase();
+    let words: Vec<&str> = stated
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let numbers: Vec<usize> = (0..words.len())
+        .filter(|&i| words[i].parse::<f64>().is_ok())
+        .collect();
+    let [at] = numbers.as_slice() else {
+        return None;
+    };
+    let after = &words[at + 1..];
+    let says_percent = matches!(after, ["percent" | "pct", ..] | ["per", "cent", ..]);
+    says_percent
+        .then(|| words[*at].parse::<f64>().ok())
+        .flatten()
+}
+
 /// The part before a glued `#` comment, when it states an amount.
 fn amount_before_comment(text: &str) -> Option<&str> {
     before_comment(text).filter(|value| !amounts(value).is_empty())
@@ -1675,7 +1696,25 @@ pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
     if let Some(named) = operator_named(text, allowed).or_else(|| kind_of_resource(text, allowed)) {
         return vec![named];
     }
-    let said = words(text);
+    // `can't` is `can not`: the words drop the apostrophe, and `can` alone negates nothing.
+    let said = words(&text.replace("n't", " not").replace("n\u{2019}t", " not"));
+    // A negation in the two words before a value, or before the value a list joined by `or`
+    // or `nor` leads to (`"can't snapshot or clone"` negates both).
+    let negated_at = |at: usize| {
+        let mut at = at;
+        loop {
+            if said[at.saturating_sub(2)..at]
+                .iter()
+                .any(|w| crate::certainty::is_negation(w))
+            {
+                return true;
+            }
+            match at.checked_sub(2) {
+                Some(before) if matches!(said[at - 1].as_str(), "or" | "nor") => at = before,
+                _ => return false,
+            }
+        }
+    };
     // A word that is itself an allowed value names that one, never another it looks like an
     // inflection of (`https` is no plural of `http` where both are allowed).
     let is_other_value = |w: &str, a: &str| {
@@ -1690,9 +1729,7 @@ pub fn named_values<'a>(text: &str, allowed: &'a [Value]) -> Vec<&'a str> {
         .filter_map(|a| {
             let needed = words(a);
             let at = position_in_full(&said, &needed)?;
-            let negated = said[at.saturating_sub(2)..at]
-                .iter()
-                .any(|w| crate::certainty::is_negation(w));
+            let negated = negated_at(at);
             let inflected =
                 needed.len() == 1 && said[at] != needed[0] && is_other_value(&said[at], a);
             (!negated && !inflected).then_some((a, needed))
@@ -2434,6 +2471,11 @@ fn different_amounts(text: &str, old: Option<&Value>, description: &str) -> Opti
     // amount is the one before it. A remark in brackets still speaks of the value
     // (`"14d (one month)"`).
     let text = amount_before_comment(text).unwrap_or(text);
+    // A change note from the stored value states its new side; its remark gives the reason
+    // (`"10m -> 20m (PXE boot alone takes ~15 minutes)"`).
+    let text = old
+        .and_then(|o| change_note_target(text, o))
+        .unwrap_or(text);
     let found: Vec<Amount> = amounts(text)
         .into_iter()
         .filter(|a| !old_amount(a, old, description))
@@ -3196,6 +3238,48 @@ fn amount_at(tokens: &[&str], i: usize) -> Option<Read> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_negation_governs_the_values_a_list_joined_by_or_leads_to() {
+        let allowed = [
+            json!("Direct"),
+            json!("None"),
+            json!("Clone"),
+            json!("Snapshot"),
+        ];
+        assert_eq!(
+            named_values("none - the class can't snapshot or clone", &allowed),
+            vec!["None"]
+        );
+        assert_eq!(
+            named_values("clone or snapshot", &allowed),
+            vec!["Clone", "Snapshot"]
+        );
+        assert_eq!(
+            named_values("never snapshot or clone", &allowed),
+            Vec::<&str>::new()
+        );
+    }
+
+    #[test]
+    fn a_change_notes_remark_states_no_second_amount() {
+        let old = json!("10m");
+        assert!(contradiction(
+            None,
+            &json!("10m -> 20m (PXE boot alone takes ~15 minutes)"),
+            Some(&old)
+        )
+        .is_none());
+        assert!(contradiction(None, &json!("20m (~15 minutes)"), Some(&old)).is_some());
+    }
+
+    #[test]
+    fn a_percentage_in_words_is_its_number() {
+        assert_eq!(percent_in_words("40 percent of the pool"), Some(40.0));
+        assert_eq!(percent_in_words("12.5 per cent"), Some(12.5));
+        assert_eq!(percent_in_words("40 machines"), None);
+        assert_eq!(percent_in_words("40 percent, or 2 of 5"), None);
+    }
 
     #[test]
     fn a_value_cut_short_is_stated_in_full_by_one_word_of_the_annotations() {

@@ -3983,8 +3983,9 @@ fn generic(name: &str) -> bool {
 }
 
 /// Do pointers `a` and `b` name the same kind of field: similar names, and for a generic
-/// name or one the schema `reused` for several objects, similar parents too
-/// (`secretRef/name` is not `serviceAccount/name`, `acme/email` not `cloudflare/email`)?
+/// name, one the schema `reused` for several objects, or an `a` that qualifies `b`'s name with
+/// more words, similar parents too (`secretRef/name` is not `serviceAccount/name`, `acme/email`
+/// not `cloudflare/email`, `spec/nodeStartupTimeout` not `unhealthyConditions/0/timeout`)?
 fn same_field(a: &str, b: &str, reused: bool) -> bool {
     let (Some((pa, na)), Some((pb, nb))) = (pointer::split_last(a), pointer::split_last(b)) else {
         return false;
@@ -3992,7 +3993,15 @@ fn same_field(a: &str, b: &str, reused: bool) -> bool {
     if !similar_name(&na, &nb) {
         return false;
     }
-    if !generic(&nb) && !reused {
+    // A field whose name qualifies the missing one's with more words (`nodeStartupTimeout` for
+    // a condition's `timeout`) is about a narrower thing: the same only beside a similar parent.
+    // A label key's name is its last segment (`cluster.x-k8s.io/cluster-name`).
+    let canonical = |n: &str| {
+        let last = n.rsplit(['/', '.']).next().unwrap_or(n);
+        crate::nearest::canonical(last).chars().count()
+    };
+    let qualified = canonical(&na) > canonical(&nb) + 1;
+    if !generic(&nb) && !reused && !qualified {
         return true;
     }
     let parent = |p: &str| pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
@@ -5806,6 +5815,32 @@ mod tests {
             pairs_as_one_item(&json!({"team": "a"}), &selectors["items"]),
             None
         );
+    }
+
+    #[test]
+    fn a_field_that_qualifies_the_missing_ones_name_is_about_a_narrower_thing() {
+        // `nodeStartupTimeout` is no condition's `timeout`; a `timeout` beside one is.
+        assert!(!same_field(
+            "/spec/nodeStartupTimeout",
+            "/spec/unhealthyConditions/0/timeout",
+            false
+        ));
+        assert!(same_field(
+            "/spec/checks/0/timeout",
+            "/spec/unhealthyConditions/0/timeout",
+            false
+        ));
+        // A plural is no qualifier, and a label key's name is its last segment.
+        assert!(same_field(
+            "/spec/secretNames",
+            "/spec/other/secretName",
+            false
+        ));
+        assert!(same_field(
+            "/spec/selector/matchLabels/cluster.x-k8s.io~1cluster-name",
+            "/spec/clusterName",
+            false
+        ));
     }
 
     #[test]

@@ -2157,6 +2157,7 @@ fn text_readings(s: &str, node: &Value, old: Option<&Value>) -> Vec<Value> {
     }
     if node.get("pattern").is_some() || node.get("x-kubernetes-validations").is_some() {
         out.extend(super::cron::cron_in_words(s).map(Value::from));
+        out.extend(super::cron::interval_in_words(s).map(Value::from));
         // A time of day in the clock notation the field's syntax takes (`"6:30pm"` →
         // `18:30:00`).
         out.extend(super::cron::clock_spellings(s).into_iter().map(Value::from));

@@ -72,6 +72,93 @@ pub fn cron_in_words(text: &str) -> Option<String> {
     Some(format!("{minute} {hour} * * {days}"))
 }
 
+/// The cron expression of an interval said in words (`"every six hours, at a quarter past"`
+/// is `15 */6 * * *`, `"every 15 minutes"` is `*/15 * * * *`, `"hourly, on the hour"` reads
+/// nothing: no interval is counted). `every`, then a count (digits or a word, or none for one)
+/// and `minutes` or `hours`; for hours, the minute past the hour: none or `on the hour` is 0,
+/// `a quarter past` 15, `half past` 30, `N minutes past` N. The step must divide the minute's
+/// 60 or the day's 24, and the text states no other number, no day and no exception.
+pub fn interval_in_words(text: &str) -> Option<String> {
+    if text.chars().count() > MAX_CHARS {
+        return None;
+    }
+    let lower = text.to_lowercase();
+    let tokens = tokens(&lower);
+    if tokens.iter().any(|t| EXCEPTIONS.contains(t)) {
+        return None;
+    }
+    let count = |t: &str| {
+        t.parse::<u32>()
+            .ok()
+            .or_else(|| super::readings::number_word(t).map(|n| n as u32))
+    };
+    let every = tokens.iter().position(|t| *t == "every")?;
+    let (step, unit_at) = match tokens.get(every + 1).copied().and_then(count) {
+        Some(n) => (n, every + 2),
+        None => (1, every + 1),
+    };
+    let unit = *tokens.get(unit_at)?;
+    let rest = &tokens[unit_at + 1..];
+    let numbers_left = rest
+        .iter()
+        .filter(|t| count(t).is_some() && **t != "a")
+        .count();
+    match unit {
+        "minute" | "minutes" if numbers_left == 0 && rest.iter().all(|t| !is_time_word(t)) => {
+            match step {
+                1 => Some("* * * * *".to_string()),
+                n if n < 60 && 60 % n == 0 => Some(format!("*/{n} * * * *")),
+                _ => None,
+            }
+        }
+        "hour" | "hours" => {
+            let minute = minute_past(rest)?;
+            match step {
+                1 => Some(format!("{minute} * * * *")),
+                n if n < 24 && 24 % n == 0 => Some(format!("{minute} */{n} * * *")),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Words of a day or a time of day, which make an interval something else.
+fn is_time_word(t: &str) -> bool {
+    t.contains(':')
+        || DAY_NAMES.iter().any(|(d, _)| t.starts_with(&d[..3]))
+        || matches!(
+            t,
+            "am" | "pm"
+                | "day"
+                | "days"
+                | "daily"
+                | "night"
+                | "morning"
+                | "evening"
+                | "weekday"
+                | "weekdays"
+        )
+}
+
+/// The minute past the hour the words after an hourly interval state: none (0), `on the hour`,
+/// `a quarter past`, `half past`, `N minutes past`; any other number or time word reads none.
+fn minute_past(rest: &[&str]) -> Option<u8> {
+    if rest.iter().any(|t| is_time_word(t)) {
+        return None;
+    }
+    let has = |pair: [&str; 2]| rest.windows(2).any(|w| w == pair);
+    let numbers: Vec<u32> = rest.iter().filter_map(|t| t.parse::<u32>().ok()).collect();
+    match numbers.as_slice() {
+        [] if has(["quarter", "past"]) => Some(15),
+        [] if has(["half", "past"]) => Some(30),
+        [] if rest.iter().any(|t| matches!(*t, "quarter" | "half")) => None,
+        [] => Some(0),
+        [n] if (has(["minute", "past"]) || has(["minutes", "past"])) && *n < 60 => Some(*n as u8),
+        _ => None,
+    }
+}
+
 /// On UPDATE, the stored cron with its time of day moved to the one the text states
 /// (`"03:30 instead of 02:00"` over `0 2 * * 0` is `30 3 * * 0`): the stored minute and hour
 /// must be plain numbers, and the text, its remarks aside, must state clock times (`H:MM`,
@@ -312,6 +399,34 @@ mod tests {
             "every 15 minutes",
         ] {
             assert_eq!(cron_interval(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_interval_in_words_is_its_stepped_cron() {
+        let read = |t: &str| interval_in_words(t);
+        assert_eq!(
+            read("every six hours, at a quarter past").as_deref(),
+            Some("15 */6 * * *")
+        );
+        assert_eq!(read("every 15 minutes").as_deref(), Some("*/15 * * * *"));
+        assert_eq!(
+            read("every hour, on the hour").as_deref(),
+            Some("0 * * * *")
+        );
+        assert_eq!(
+            read("every 2 hours, 10 minutes past").as_deref(),
+            Some("10 */2 * * *")
+        );
+        for text in [
+            "every 7 hours",
+            "every 6 hours from 2 am",
+            "every 6 hours except at night",
+            "every 45 minutes",
+            "every day at 6 am",
+            "every 6 hours, at a quarter to",
+        ] {
+            assert_eq!(read(text), None, "{text}");
         }
     }
 

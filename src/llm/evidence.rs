@@ -596,9 +596,10 @@ fn amount_against(
 }
 
 /// Is `written` the cron expression the user's schedule in words states (`"every night at
-/// 1:30 am"` → `30 1 * * *`)? Its numbers and fields are the text's days and time restated.
+/// 1:30 am"` → `30 1 * * *`, `"every six hours"` → `0 */6 * * *`)? Its numbers and fields are the text's days and time restated.
 fn states_schedule(said: &str, written: &str) -> bool {
     super::cron::cron_in_words(said).as_deref() == Some(written)
+        || super::cron::interval_in_words(said).as_deref() == Some(written)
 }
 
 /// The number of the user's `leaf` that the answer drops: one no written value has, that is

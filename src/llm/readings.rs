@@ -2927,7 +2927,7 @@ fn unit(word: &str) -> Option<(Dimension, f64)> {
     Some((Size, size))
 }
 
-fn number_word(word: &str) -> Option<f64> {
+pub fn number_word(word: &str) -> Option<f64> {
     const WORDS: [(&str, f64); 22] = [
         ("a", 1.0),
         ("an", 1.0),

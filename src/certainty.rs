@@ -606,8 +606,9 @@ fn negation_lost(
             let value_words = telling_words(s, allowed);
             !value_words.is_empty() && value_words.iter().all(|w| negated.contains(&w.as_str()))
         }
-        // A list of nothing but what the text excludes (`"all namespaces except kube-system"`
-        // → `[kube-system]`).
+        // A list holding what the text excludes (`"all namespaces except kube-system"` →
+        // `[kube-system]`; `"everything except kubeconfig"` → `[everything, except,
+        // kubeconfig]`).
         Value::Array(items) => {
             let all_negated = |item: &Value| {
                 item.as_str().is_some_and(|t| {
@@ -616,7 +617,7 @@ fn negation_lost(
                         && item_words.iter().all(|w| negated.contains(&w.as_str()))
                 })
             };
-            !items.is_empty() && items.iter().all(all_negated)
+            items.iter().any(all_negated)
         }
         _ => false,
     };
@@ -2571,6 +2572,22 @@ mod tests {
             &object(json!({"selector": {"matchNames": ["a", "b"]}})),
         )
         .is_ok());
+    }
+
+    #[test]
+    fn a_list_holding_an_excluded_item_states_the_opposite() {
+        let said = json!("everything except kubeconfig");
+        assert!(negation_lost(
+            "/keys",
+            Some(&said),
+            &json!(["everything", "except", "kubeconfig"]),
+            &[]
+        )
+        .is_some());
+        assert!(negation_lost("/keys", Some(&said), &json!(["kubeconfig"]), &[]).is_some());
+        // What the text does not exclude may be listed.
+        let named = json!("web, api (not admin)");
+        assert!(negation_lost("/keys", Some(&named), &json!(["web", "api"]), &[]).is_none());
     }
 
     #[test]

@@ -1380,8 +1380,17 @@ pub fn stated_bool(text: &str) -> Option<bool> {
     // `not` denies the option itself only before a word that asks for it (`"not needed"`);
     // `"not case sensitive"` for `ignoreCase` denies something else.
     const ASKED: [&str; 4] = ["needed", "required", "wanted", "necessary"];
+    // `not` as the answer, before when: `"not yet"`, `"not anymore"`, `"not any more"`, `"not
+    // now"` (the field's state, denied for now).
+    const NOT_NOW: [&str; 4] = ["yet", "anymore", "now", "currently"];
+    let not_now = match said.as_slice() {
+        [not, any, more, ..] if not == "not" && any == "any" && more == "more" => true,
+        [not, when, ..] => not == "not" && NOT_NOW.contains(&when.as_str()),
+        _ => false,
+    };
     let no = !denied.is_empty()
         || said.iter().any(|w| FALSE.contains(&w.as_str()))
+        || not_now
         || matches!(said.as_slice(), [not, asked, ..] if not == "not" && ASKED.contains(&asked.as_str()));
     match (yes, no) {
         (true, false) => Some(true),
@@ -2539,7 +2548,8 @@ pub fn bare_number(text: &str) -> Option<f64> {
 }
 
 /// An address and its dotted netmask (`"192.168.10.0 255.255.255.0"`, a router's or
-/// `ifconfig`'s notation, or `192.168.10.0/255.255.255.0`) in CIDR notation, the mask's
+/// `ifconfig`'s notation, with or without the word `netmask`, or `192.168.10.0/255.255.255.0`)
+/// in CIDR notation, the mask's
 /// prefix length counted (`192.168.10.0/24`); `None` for a mask whose ones are not contiguous
 /// or anything else.
 pub fn cidr_of_netmask(text: &str) -> Option<String> {
@@ -2548,6 +2558,11 @@ pub fn cidr_of_netmask(text: &str) -> Option<String> {
         .split_once(char::is_whitespace)
         .or_else(|| text.split_once('/'))?;
     let (address, mask) = (address.trim(), mask.trim());
+    // `ifconfig` names it: `"192.168.10.0 netmask 255.255.255.0"`.
+    let mask = mask
+        .strip_prefix("netmask")
+        .or_else(|| mask.strip_prefix("mask"))
+        .map_or(mask, str::trim);
     let address: std::net::Ipv4Addr = address.parse().ok()?;
     let mask: std::net::Ipv4Addr = mask.parse().ok()?;
     let bits = u32::from(mask);
@@ -3308,6 +3323,10 @@ mod tests {
         assert_eq!(
             cidr_of_netmask("10.1.2.3 255.255.255.255").as_deref(),
             Some("10.1.2.3/32")
+        );
+        assert_eq!(
+            cidr_of_netmask("192.168.10.0 netmask 255.255.255.0").as_deref(),
+            Some("192.168.10.0/24")
         );
         // Ones that are not contiguous mask no range; a CIDR already is none to read.
         for text in [
@@ -4240,6 +4259,17 @@ mod tests {
         assert_eq!(stated_bool("yes, this is the intermediate CA"), Some(true));
         assert_eq!(stated_bool("only for the mesh"), None);
         assert_eq!(stated_bool("yes and no"), None);
+        // `not` before when answers no.
+        assert_eq!(
+            stated_bool("not yet - keep serving it until the claims moved"),
+            Some(false)
+        );
+        assert_eq!(
+            stated_bool("not anymore, the migration is finished"),
+            Some(false)
+        );
+        assert_eq!(stated_bool("not any more"), Some(false));
+        assert_eq!(stated_bool("not case sensitive"), None);
         // A remark's no speaks of something else; the value is stated before it.
         assert_eq!(stated_bool("suspended - no quota yet"), None);
         assert_eq!(stated_bool("enabled (no TLS on this port)"), Some(true));

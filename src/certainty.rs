@@ -858,6 +858,9 @@ fn what_the_text_gives(
         || crate::llm::readings::names_kind_as_resource(text, cut)
         || (pointer::is_list_item(path) && crate::llm::readings::added_item(text) == Some(cut))
         || crate::llm::readings::topology_level(text, &[cut]) == Some(cut)
+        // The stored value changed as the words say (`"+3 (…PLAT-881)"` over 5 is 8, whatever
+        // digits the remark holds).
+        || stored.is_some_and(|s| crate::llm::readings::relative_amount(text, s).as_ref() == Some(after))
 }
 
 /// `"Billing Events/EU"` → `"Billing"`, `"+2"` → `2`, `"reviews-*"` → `"reviews"`, a URL →
@@ -2572,6 +2575,19 @@ mod tests {
             &object(json!({"selector": {"matchNames": ["a", "b"]}})),
         )
         .is_ok());
+    }
+
+    #[test]
+    fn the_stored_value_changed_as_the_words_say_is_no_part_cut() {
+        let s = json!({"type": "object", "properties": {"quota": {"type": "integer"}}});
+        let given = json!({"quota": "+3 (team grew, approved in PLAT-881)"});
+        let stored = json!({"quota": 5});
+        // 8, the stored 5 and 3 more, is no part cut from `881`.
+        let eight = json!({"quota": 8});
+        assert!(meaning_kept_over(&s, &given, Some(&stored), &[], &eight).is_empty());
+        // 3 is a part, with its sign left out.
+        let three = json!({"quota": 3});
+        assert!(!meaning_kept_over(&s, &given, Some(&stored), &[], &three).is_empty());
     }
 
     #[test]

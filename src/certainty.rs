@@ -262,12 +262,11 @@ pub fn meaning_kept_over(
 
 /// Does `v` hold the text `text` as one of its string values, at any depth?
 fn holds_text(v: &Value, text: &str) -> bool {
-    match v {
-        Value::String(s) => s == text,
-        Value::Object(map) => map.values().any(|c| holds_text(c, text)),
-        Value::Array(items) => items.iter().any(|c| holds_text(c, text)),
-        _ => false,
-    }
+    let mut found = false;
+    each_node("", v, 0, &mut |_, node| {
+        found |= node.as_str() == Some(text)
+    });
+    found
 }
 
 /// A reference's namespace other than the object's own, dropped: the name alone then names

@@ -338,20 +338,35 @@ fn resolutions(
             _ => {}
         }
     }
+    let removal_allowed = !kinds.iter().any(|k| matches!(k, ErrorKind::Unknown))
+        && !list_entry
+        && !named_one
+        && removable(sources, p);
+    absence_readings(p, node, value, removal_allowed, &mut options);
+    if let (true, Some(Value::String(said))) = (list_entry, value) {
+        removal_after_item_reading(&mut options, p, said);
+    }
+    options
+}
+
+/// The readings of a value that says the field is absent or asks for its default: the field
+/// removed (where `removal_allowed`), the empty list for a list stated as none, and no option
+/// that writes the word of absence itself.
+fn absence_readings(
+    p: &str,
+    node: Option<&Value>,
+    value: Option<&Value>,
+    removal_allowed: bool,
+    options: &mut Vec<Resolution>,
+) {
     // Dropping a value the user wrote is a reading only when they asked for what an absent
     // value means (`"latest"` where "when unspecified, the latest version is installed"):
     // dropping `"CST"` would silently mean UTC.
-    let unknown = kinds.iter().any(|k| matches!(k, ErrorKind::Unknown));
     let field = pointer::split_last(p)
         .map(|(_, name)| name)
         .unwrap_or_default();
     let absent = value.is_some_and(|v| says_absent(v, node));
-    if value.is_some_and(|v| asks_for_default(v, node, &field) || absent)
-        && !unknown
-        && !list_entry
-        && !named_one
-        && removable(sources, p)
-    {
+    if value.is_some_and(|v| asks_for_default(v, node, &field) || absent) && removal_allowed {
         options.push(vec![Edit::Remove(p.to_string())]);
     }
     // A list stated as none is the empty list: it says there are none, where an absent list
@@ -376,10 +391,6 @@ fn resolutions(
                 if to == p && super::readings::states_absence(w, true) && !allowed(w))
         });
     }
-    if let (true, Some(Value::String(said))) = (list_entry, value) {
-        removal_after_item_reading(&mut options, p, said);
-    }
-    options
 }
 
 /// On UPDATE, where a rule relating an object's fields fails: the user's change says which
@@ -4076,41 +4087,11 @@ fn relocations(
 ) -> Vec<Resolution> {
     let name = pointer::split_last(p).map(|(_, n)| n).unwrap_or_default();
     let mut out: Vec<Resolution> = Vec::new();
-    let mut targets: Vec<(String, &Value)> = Vec::new();
-    schema_properties(sources.schema, "", 0, &mut |at, node| {
-        let leaf = pointer::split_last(at).map(|(_, n)| n).unwrap_or_default();
-        if at != p && similar_name(&name, &leaf) && sources.given.pointer(at).is_none() {
-            targets.push((at.to_string(), node));
-        }
-    });
-    // A value moved goes first where the object lacks one the schema requires.
-    let required_missing = |at: &str| {
-        errors
-            .iter()
-            .any(|e| e.pointer == at && matches!(e.kind, ErrorKind::Required))
-    };
-    // Then a field of the same name before one of a similar name (`backendRefs` before the
-    // deprecated `backendRef`).
-    let same_name = |at: &str| pointer::split_last(at).is_some_and(|(_, leaf)| leaf == name);
-    targets.sort_by_key(|(at, _)| (!required_missing(at), !same_name(at)));
+    let targets = relocation_targets(sources, p, &name, errors);
     // Targets whose schema takes one of the values offered for them.
     for (target, node) in targets {
         let remove = Edit::Remove(p.to_string());
-        let mut values = vec![value.clone()];
-        // The one item of a list where one value belongs (`accessModes: [ReadWriteOncePod]`
-        // for `accessMode`): the item, and its readings there.
-        if let (Some([item]), false) = (
-            value.as_array().map(Vec::as_slice),
-            schema::type_of(node) == "array",
-        ) {
-            values.push(item.clone());
-            values.extend(rewrites(item, node));
-        }
-        values.extend(with_similar_keys(value, node));
-        values.extend(pairs_into_its_map(value, node));
-        values.extend(rewrites(value, node));
-        // The values its schema takes go first: the others only fit beside another edit.
-        values.sort_by_key(|v| !crate::certainty::accepts(node, v));
+        let values = values_moved_to(value, node);
         for v in values {
             let v = match (schema::type_of(node), &v) {
                 ("array", Value::Array(_)) => v,
@@ -4168,6 +4149,55 @@ fn relocations(
     }
     out.truncate(MAX_OPTIONS_PER_ERROR);
     out
+}
+
+/// The unset fields of the schema with a name similar to `name` (`p` left out), first where the
+/// object lacks one the schema requires, then those of the same name.
+fn relocation_targets<'s>(
+    sources: &Sources<'s>,
+    p: &str,
+    name: &str,
+    errors: &[FieldError],
+) -> Vec<(String, &'s Value)> {
+    let mut targets: Vec<(String, &Value)> = Vec::new();
+    schema_properties(sources.schema, "", 0, &mut |at, node| {
+        let leaf = pointer::split_last(at).map(|(_, n)| n).unwrap_or_default();
+        if at != p && similar_name(name, &leaf) && sources.given.pointer(at).is_none() {
+            targets.push((at.to_string(), node));
+        }
+    });
+    // A value moved goes first where the object lacks one the schema requires.
+    let required_missing = |at: &str| {
+        errors
+            .iter()
+            .any(|e| e.pointer == at && matches!(e.kind, ErrorKind::Required))
+    };
+    // Then a field of the same name before one of a similar name (`backendRefs` before the
+    // deprecated `backendRef`).
+    let same_name = |at: &str| pointer::split_last(at).is_some_and(|(_, leaf)| leaf == name);
+    targets.sort_by_key(|(at, _)| (!required_missing(at), !same_name(at)));
+    targets
+}
+
+/// The values `value` may take where it moves to a field of schema `node`: as written, its
+/// one item, its keys renamed to the node's, its pairs in the node's map, and its rewrites.
+fn values_moved_to(value: &Value, node: &Value) -> Vec<Value> {
+    let mut values = vec![value.clone()];
+    // The one item of a list where one value belongs (`accessModes: [ReadWriteOncePod]`
+    // for `accessMode`): the item, and its readings there.
+    if let (Some([item]), false) = (
+        value.as_array().map(Vec::as_slice),
+        schema::type_of(node) == "array",
+    ) {
+        values.push(item.clone());
+        values.extend(rewrites(item, node));
+    }
+    values.extend(with_similar_keys(value, node));
+    values.extend(pairs_into_its_map(value, node));
+    values.extend(rewrites(value, node));
+    // The values its schema takes go first: the others only fit beside another edit.
+    values.sort_by_key(|v| !crate::certainty::accepts(node, v));
+    values
 }
 
 /// A wrapper from another API's shape (`authPassword: {secretKeyRef: {name, key}}`, as a
@@ -4340,49 +4370,10 @@ fn map_as_keyed_items(value: &Value, node: &Value) -> Option<Value> {
     if pairs.keys().any(|k| properties.contains_key(k)) {
         return None;
     }
-    // A whole number or a truth value where text belongs is that text, as a rule repair
-    // writes it (an env var's `4096`).
-    let taken = |value_node: &Value, v: &Value| {
-        if crate::certainty::accepts(value_node, v) {
-            return Some(v.clone());
-        }
-        crate::repair::coerce::coerce(v, schema::type_of(value_node))
-            .filter(|_| v.is_number() || v.is_boolean())
-            .filter(|c| crate::certainty::accepts(value_node, c))
-    };
-    // The item the entry `k: v` makes with these key and value fields.
-    let item_of = |key_field: &str, value_field: &str, k: &str, v: &Value| -> Option<Value> {
-        let key_node = properties.get(key_field)?;
-        let value_node = properties.get(value_field)?;
-        if !crate::certainty::accepts(key_node, &Value::from(k)) {
-            return None;
-        }
-        let mut item = Map::new();
-        item.insert(key_field.to_string(), Value::from(k));
-        let paired = properties.len() == 2;
-        match v {
-            Value::Object(fields) if !paired => {
-                let others = !fields.is_empty()
-                    && fields
-                        .keys()
-                        .all(|f| f != key_field && f != value_field && properties.contains_key(f));
-                if !others {
-                    return None;
-                }
-                item.extend(fields.clone());
-            }
-            Value::Array(_) if !paired && key_field == "name" => return None,
-            Value::String(text) if !paired && text.contains(char::is_whitespace) => return None,
-            _ => {
-                item.insert(value_field.to_string(), taken(value_node, v)?);
-            }
-        }
-        Some(Value::Object(item))
-    };
     let list_with = |key_field: &str, value_field: &str| {
         pairs
             .iter()
-            .map(|(k, v)| item_of(key_field, value_field, k, v))
+            .map(|(k, v)| keyed_item(properties, key_field, value_field, k, v))
             .collect::<Option<Vec<Value>>>()
     };
     if let Some(list) = objects_keyed_by_field(pairs, node, items, properties) {
@@ -4410,6 +4401,52 @@ fn map_as_keyed_items(value: &Value, node: &Value) -> Option<Value> {
         };
     }
     enum_keyed_items(pairs, properties)
+}
+
+/// The item the map entry `k: v` makes with the items' key field `key_field` and value field
+/// `value_field` (see [`map_as_keyed_items`]).
+fn keyed_item(
+    properties: &Map<String, Value>,
+    key_field: &str,
+    value_field: &str,
+    k: &str,
+    v: &Value,
+) -> Option<Value> {
+    let key_node = properties.get(key_field)?;
+    let value_node = properties.get(value_field)?;
+    if !crate::certainty::accepts(key_node, &Value::from(k)) {
+        return None;
+    }
+    let mut item = Map::new();
+    item.insert(key_field.to_string(), Value::from(k));
+    let paired = properties.len() == 2;
+    match v {
+        Value::Object(fields) if !paired => {
+            let others = !fields.is_empty()
+                && fields
+                    .keys()
+                    .all(|f| f != key_field && f != value_field && properties.contains_key(f));
+            if !others {
+                return None;
+            }
+            item.extend(fields.clone());
+        }
+        Value::Array(_) if !paired && key_field == "name" => return None,
+        Value::String(text) if !paired && text.contains(char::is_whitespace) => return None,
+        _ => {
+            // A whole number or a truth value where text belongs is that text, as a rule
+            // repair writes it (an env var's `4096`).
+            let taken = if crate::certainty::accepts(value_node, v) {
+                v.clone()
+            } else {
+                crate::repair::coerce::coerce(v, schema::type_of(value_node))
+                    .filter(|_| v.is_number() || v.is_boolean())
+                    .filter(|c| crate::certainty::accepts(value_node, c))?
+            };
+            item.insert(value_field.to_string(), taken);
+        }
+    }
+    Some(Value::Object(item))
 }
 
 /// A map of objects where a list of objects belongs, keyed by the one field the objects lack

@@ -59,14 +59,8 @@ pub fn cron_interval(text: &str) -> Option<(f64, f64)> {
 
 /// The cron expression `text` states, if it states exactly one.
 pub fn cron_in_words(text: &str) -> Option<String> {
-    if text.chars().count() > MAX_CHARS {
-        return None;
-    }
-    let lower = text.to_lowercase();
-    let tokens = tokens(&lower);
-    if tokens.iter().any(|t| EXCEPTIONS.contains(t)) {
-        return None;
-    }
+    let lower = schedule_text(text)?;
+    let tokens = plain_schedule_tokens(&lower)?;
     let days = days(&tokens)?;
     let (hour, minute) = time_of_day(&tokens)?;
     Some(format!("{minute} {hour} * * {days}"))
@@ -79,14 +73,8 @@ pub fn cron_in_words(text: &str) -> Option<String> {
 /// `a quarter past` 15, `half past` 30, `N minutes past` N. The step must divide the minute's
 /// 60 or the day's 24, and the text states no other number, no day and no exception.
 pub fn interval_in_words(text: &str) -> Option<String> {
-    if text.chars().count() > MAX_CHARS {
-        return None;
-    }
-    let lower = text.to_lowercase();
-    let tokens = tokens(&lower);
-    if tokens.iter().any(|t| EXCEPTIONS.contains(t)) {
-        return None;
-    }
+    let lower = schedule_text(text)?;
+    let tokens = plain_schedule_tokens(&lower)?;
     let count = |t: &str| {
         t.parse::<u32>()
             .ok()
@@ -121,6 +109,17 @@ pub fn interval_in_words(text: &str) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// `text` lower-cased, where it is short enough to be read as a schedule.
+fn schedule_text(text: &str) -> Option<String> {
+    (text.chars().count() <= MAX_CHARS).then(|| text.to_lowercase())
+}
+
+/// The words of a schedule that states no exception (`"except Sunday"`, `"not on weekends"`).
+fn plain_schedule_tokens(lower: &str) -> Option<Vec<&str>> {
+    let tokens = tokens(lower);
+    (!tokens.iter().any(|t| EXCEPTIONS.contains(t))).then_some(tokens)
 }
 
 /// Words of a day or a time of day, which make an interval something else.
